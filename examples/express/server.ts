@@ -1,0 +1,24 @@
+import { createExampleApp } from "./app.js";
+
+const port = Number(process.env.PORT ?? 3000);
+const host = process.env.HOST ?? "127.0.0.1";
+const { app, mcp } = createExampleApp({ secret: process.env.MCP_SECRET });
+
+const httpServer = app.listen(port, host, () => {
+  const url = `http://${host}:${port}/mcp`;
+  console.log(`MCP server listening on ${url}`);
+  console.log("Try it:");
+  console.log(
+    `  curl -s ${url} -H 'content-type: application/json' -H 'accept: application/json, text/event-stream' \\
+    -H 'mcp-protocol-version: 2026-07-28' -H 'mcp-method: tools/call' -H 'mcp-name: echo' \\
+    -d '{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{"text":"hello"},"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}'`,
+  );
+});
+
+const shutdown = async () => {
+  await mcp.close();
+  httpServer.close(() => process.exit(0));
+  setTimeout(() => process.exit(0), 5_000).unref();
+};
+process.once("SIGINT", shutdown);
+process.once("SIGTERM", shutdown);

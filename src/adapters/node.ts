@@ -1,0 +1,105 @@
+import type { IncomingMessage, ServerResponse } from "node:http";
+import type { McpHandler } from "../http/handler.js";
+import type { BodyResult, McpHttpRequest, McpHttpResponse } from "../http/types.js";
+
+type NodeRequest = IncomingMessage & { body?: unknown; _body?: boolean; originalUrl?: string };
+
+function readNodeBody(req: NodeRequest, limit: number): Promise<BodyResult> {
+  // A body parser (express.json(), body-parser) already consumed the stream.
+  if (req._body === true || (req.body !== undefined && req.readableEnded)) {
+    return Promise.resolve(
+      typeof req.body === "string" ? { kind: "text", text: req.body } : { kind: "parsed", value: req.body },
+    );
+  }
+  const declared = Number(req.headers["content-length"]);
+  if (declared > limit) return Promise.resolve({ kind: "too-large" });
+  return new Promise((resolve) => {
+    const chunks: Buffer[] = [];
+    let total = 0;
+    const done = (result: BodyResult) => {
+      req.off("data", onData).off("end", onEnd).off("error", onError);
+      resolve(result);
+    };
+    const onData = (chunk: Buffer) => {
+      total += chunk.length;
+      if (total > limit) {
+        req.pause();
+        done({ kind: "too-large" });
+      } else chunks.push(chunk);
+    };
+    const onEnd = () => {
+      try {
+        const bytes = chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, total);
+        done({ kind: "text", text: new TextDecoder("utf-8", { fatal: true }).decode(bytes) });
+      } catch {
+        done({ kind: "unreadable" });
+      }
+    };
+    const onError = () => done({ kind: "unreadable" });
+    req.on("data", onData).on("end", onEnd).on("error", onError);
+  });
+}
+
+/** Wraps a Node request once; the signal aborts when the client goes away before the response ends. */
+export function fromNodeRequest(req: IncomingMessage, res: ServerResponse): McpHttpRequest {
+  const nodeReq = req as NodeRequest;
+  const controller = new AbortController();
+  res.once("close", () => {
+    if (!res.writableFinished) controller.abort(new Error("client disconnected"));
+  });
+  const encrypted = (req.socket as { encrypted?: boolean }).encrypted === true;
+  return {
+    method: req.method ?? "GET",
+    url: `${encrypted ? "https" : "http"}://${req.headers.host ?? "localhost"}${nodeReq.originalUrl ?? req.url ?? "/"}`,
+    header(name) {
+      const value = req.headers[name];
+      return value === undefined ? null : Array.isArray(value) ? value.join(", ") : value;
+    },
+    body: (limit) => readNodeBody(nodeReq, limit),
+    signal: controller.signal,
+  };
+}
+
+/** Writes a transport-neutral response, honouring backpressure on streamed bodies. */
+export async function writeNodeResponse(res: ServerResponse, response: McpHttpResponse): Promise<void> {
+  const { body } = response;
+  if (body === null || typeof body === "string") {
+    res.writeHead(response.status, response.headers);
+    res.end(body ?? undefined);
+    return;
+  }
+  res.writeHead(response.status, response.headers);
+  res.flushHeaders();
+  const reader = body.getReader();
+  const onClose = () => void reader.cancel().catch(() => {});
+  res.once("close", onClose);
+  try {
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done || res.destroyed) break;
+      if (!res.write(value)) {
+        await new Promise<void>((resolve) => {
+          const settle = () => {
+            res.off("drain", settle).off("close", settle);
+            resolve();
+          };
+          res.once("drain", settle).once("close", settle);
+        });
+      }
+    }
+  } catch {
+    // the stream was cancelled or errored: end the response below
+  } finally {
+    res.off("close", onClose);
+    if (!res.writableEnded) res.end();
+  }
+}
+
+/** A `node:http` request listener serving the MCP endpoint. */
+export function toNodeHandler(mcp: McpHandler): (req: IncomingMessage, res: ServerResponse) => Promise<void> {
+  return async (req, res) => {
+    const response = await mcp.handle(fromNodeRequest(req, res));
+    if (response.status === 413) response.headers.connection = "close";
+    await writeNodeResponse(res, response);
+  };
+}

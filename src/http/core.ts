@@ -1,0 +1,57 @@
+import type { JsonObject } from "../protocol/messages.js";
+import type { DispatchRuntime } from "../server/dispatch.js";
+import type { McpServer } from "../server/mcp-server.js";
+import type { Era, Implementation } from "../server/types.js";
+import type { ListenHub } from "./listen-hub.js";
+
+/** What the `onRequest` hook learns about each request. */
+export interface RequestInfo {
+  era: Era;
+  method: string;
+  /** Tool or prompt name, or resource URI, when the method has one. */
+  name?: string;
+  durationMs: number;
+  status: number;
+  client?: Implementation;
+  /** The JSON-RPC error the request ended with, if any. */
+  error?: unknown;
+}
+
+/** The shared parts of one handler, passed to each era's strategy. */
+export interface HandlerCore {
+  server: McpServer;
+  runtime: DispatchRuntime;
+  hub: ListenHub;
+  reportError(error: unknown, method?: string): void;
+  observe(event: {
+    era: Era;
+    method: string;
+    params: JsonObject;
+    started: number;
+    client?: Implementation;
+    status: number;
+    error?: unknown;
+  }): void;
+}
+
+/** The name a request acts on, for hooks and traces. */
+export function nameOf(params: JsonObject): string | undefined {
+  const name = params.name ?? params.uri;
+  return typeof name === "string" ? name : undefined;
+}
+
+/** Turns an observed request into the `onRequest` hook's shape. */
+export function toRequestInfo(event: Parameters<HandlerCore["observe"]>[0]): RequestInfo {
+  const info: RequestInfo = {
+    era: event.era,
+    method: event.method,
+    durationMs: performance.now() - event.started,
+    status: event.status,
+  };
+  const name = nameOf(event.params);
+  if (name !== undefined) info.name = name;
+  if (event.client) info.client = event.client;
+  if (event.error !== undefined) info.error = event.error;
+  return info;
+}
+

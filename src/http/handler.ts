@@ -1,0 +1,186 @@
+import { ErrorCode } from "../protocol/errors.js";
+import type { JsonObject } from "../protocol/messages.js";
+import { isNotification, isObject, isRequest, isRequestId, isResponse } from "../protocol/messages.js";
+import { MetaKey } from "../protocol/versions.js";
+import type { McpServer } from "../server/mcp-server.js";
+import { createStateSealer } from "../server/request-state.js";
+import { memoryStore } from "../store/memory.js";
+import type { McpStore } from "../store/types.js";
+import { type HandlerCore, type RequestInfo, toRequestInfo } from "./core.js";
+import { ListenHub } from "./listen-hub.js";
+import { handleModern } from "./modern.js";
+import { isOriginAllowed } from "./origin.js";
+import { errorResponse } from "./responses.js";
+import type { McpHttpRequest, McpHttpResponse } from "./types.js";
+import { fromWebRequest, toWebResponse } from "./web.js";
+
+/** Options of {@link createMcpHandler}. */
+export interface McpHandlerOptions {
+  /** Shared state: sessions, bus, nonces. @default memoryStore() */
+  store?: McpStore;
+  /** Key material for sealing `requestState`; share it across processes. @default a random per-process key */
+  secret?: string | Uint8Array;
+  /** Origins allowed to call the endpoint; "*" allows any. @default same-origin, plus loopback on loopback hosts */
+  allowedOrigins?: readonly string[] | "*";
+  /** Largest request body in bytes. @default 4 MiB */
+  maxBodyBytes?: number;
+  /** Lifetime of a sealed `requestState` in milliseconds. @default 300_000 */
+  stateTtlMs?: number;
+  /** Accept each `requestState` only once, across every process sharing the store. @default false */
+  singleUseState?: boolean;
+  /** Interval of SSE keep-alive comments on long-lived streams. @default 15_000 */
+  keepAliveMs?: number;
+  /** Most listen streams open at once in this process. @default 10_000 */
+  maxStreams?: number;
+  /** Prefix of bus channels and store keys. @default "mcp:" */
+  prefix?: string;
+  /** Called with errors the client only sees a safe summary of. */
+  onError?: (error: unknown, context: { method?: string }) => void;
+  /** Called once per request when it ends, for metrics and tracing. */
+  onRequest?: (info: RequestInfo) => void;
+}
+
+/** An MCP endpoint: a Web `fetch` handler plus a transport-neutral one for adapters. */
+export interface McpHandler {
+  readonly server: McpServer;
+  /** Serves a Web `Request`; bound, so it can be passed around. */
+  readonly fetch: (request: Request) => Promise<Response>;
+  /** Serves a transport-neutral request; adapters use it to skip Web object allocation. */
+  readonly handle: (request: McpHttpRequest) => Promise<McpHttpResponse>;
+  /** Ends listen streams gracefully and releases the store. */
+  close(): Promise<void>;
+}
+
+const DEFAULT_MAX_BODY = 4 * 1024 * 1024;
+let warnedAboutSecret = false;
+
+function mediaType(value: string | null): string {
+  return (value ?? "").split(";")[0]!.trim().toLowerCase();
+}
+
+function accepts(accept: string | null, type: string): boolean {
+  if (accept === null) return false;
+  const [major] = type.split("/");
+  return accept.split(",").some((part) => {
+    const range = mediaType(part);
+    return range === type || range === "*/*" || range === `${major}/*`;
+  });
+}
+
+/** Creates the MCP endpoint for `server`. */
+export function createMcpHandler(server: McpServer, options: McpHandlerOptions = {}): McpHandler {
+  const store = options.store ?? memoryStore();
+  const maxBody = options.maxBodyBytes ?? DEFAULT_MAX_BODY;
+  const prefix = options.prefix ?? "mcp:";
+  if (options.secret === undefined && !warnedAboutSecret) {
+    warnedAboutSecret = true;
+    console.warn(
+      "mcp-mount: no `secret` given; requestState is sealed with a random per-process key, so multi round-trip retries only work on this process.",
+    );
+  }
+  const reportError = (error: unknown, method?: string) => {
+    try {
+      options.onError?.(error, method === undefined ? {} : { method });
+    } catch {
+      // A failing hook must not change the response.
+    }
+  };
+  const core: HandlerCore = {
+    server,
+    runtime: {
+      sealer: createStateSealer(options.secret),
+      nonces: store.nonces,
+      stateTtlMs: options.stateTtlMs ?? 300_000,
+      singleUseState: options.singleUseState ?? false,
+    },
+    hub: new ListenHub(server, {
+      bus: store.bus,
+      channel: `${prefix}changes`,
+      keepAliveMs: options.keepAliveMs ?? 15_000,
+      maxStreams: options.maxStreams ?? 10_000,
+      onError: (error) => reportError(error),
+    }),
+    reportError,
+    observe: (event) => {
+      if (!options.onRequest) return;
+      try {
+        options.onRequest(toRequestInfo(event));
+      } catch (error) {
+        reportError(error);
+      }
+    },
+  };
+  let closing = false;
+
+  async function handle(req: McpHttpRequest): Promise<McpHttpResponse> {
+    try {
+      return await route(req);
+    } catch (error) {
+      // Last line of defence: one request's failure never reaches the process or another request.
+      reportError(error);
+      return errorResponse(500, ErrorCode.InternalError, "Internal error");
+    }
+  }
+
+  async function route(req: McpHttpRequest): Promise<McpHttpResponse> {
+    if (closing) return errorResponse(503, ErrorCode.InternalError, "Server is shutting down", undefined, undefined, { "retry-after": "1" });
+    if (!isOriginAllowed(req.header("origin"), req.header("host"), options.allowedOrigins)) {
+      return errorResponse(403, ErrorCode.InvalidRequest, "Origin not allowed");
+    }
+    if (req.method !== "POST") {
+      return errorResponse(405, ErrorCode.InvalidRequest, "Method not allowed", undefined, undefined, { allow: "POST" });
+    }
+    if (mediaType(req.header("content-type")) !== "application/json") {
+      return errorResponse(415, ErrorCode.InvalidRequest, "Content-Type must be application/json");
+    }
+    const accept = req.header("accept");
+    if (!accepts(accept, "application/json") || !accepts(accept, "text/event-stream")) {
+      return errorResponse(406, ErrorCode.InvalidRequest, "Accept must list application/json and text/event-stream");
+    }
+    const body = await req.body(maxBody);
+    let message: unknown;
+    if (body.kind === "too-large") return errorResponse(413, ErrorCode.InvalidRequest, `Request body exceeds ${maxBody} bytes`);
+    if (body.kind === "unreadable") return errorResponse(400, ErrorCode.ParseError, "Parse error: body could not be read");
+    if (body.kind === "parsed") message = body.value;
+    else {
+      try {
+        message = JSON.parse(body.text);
+      } catch {
+        return errorResponse(400, ErrorCode.ParseError, "Parse error: body is not valid JSON");
+      }
+    }
+    if (Array.isArray(message)) return errorResponse(400, ErrorCode.InvalidRequest, "Batch requests are not supported");
+    if (!isObject(message)) return errorResponse(400, ErrorCode.InvalidRequest, "Invalid JSON-RPC message");
+    const id = isRequestId(message.id) ? message.id : undefined;
+    if (isResponse(message)) {
+      return errorResponse(400, ErrorCode.InvalidRequest, "Clients must not send responses to this endpoint");
+    }
+    if (!isRequest(message) && !isNotification(message)) {
+      return errorResponse(400, ErrorCode.InvalidRequest, "Invalid JSON-RPC message", id);
+    }
+    if (isModern(message.params)) return handleModern(core, req, message);
+    return errorResponse(
+      400,
+      ErrorCode.InvalidParams,
+      `_meta["${MetaKey.protocolVersion}"] is required`,
+      id,
+    );
+  }
+
+  return {
+    server,
+    fetch: async (request) => toWebResponse(await handle(fromWebRequest(request))),
+    handle,
+    async close() {
+      if (closing) return;
+      closing = true;
+      await core.hub.close(server.info);
+      await store.close();
+    },
+  };
+}
+
+function isModern(params: JsonObject | undefined): boolean {
+  return isObject(params) && isObject(params._meta) && params._meta[MetaKey.protocolVersion] !== undefined;
+}
+

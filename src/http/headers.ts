@@ -1,0 +1,99 @@
+import { ErrorCode, McpError } from "../protocol/errors.js";
+import type { JsonObject } from "../protocol/messages.js";
+import type { RegisteredTool } from "../server/mcp-server.js";
+import { fromBase64, fromUtf8 } from "../utils/base64.js";
+import type { McpHttpRequest } from "./types.js";
+
+const SENTINEL = /^=\?base64\?([A-Za-z0-9+/_-]*={0,2})\?=$/;
+/** Visible ASCII, space and tab (RFC 9110 field values). */
+const FIELD_VALUE = /^[\x20-\x7E\t]*$/;
+/** Longest mirrored header value we read. */
+const MAX_HEADER_VALUE = 8 * 1024;
+/** Methods whose `Mcp-Name` header mirrors `params.name` or `params.uri`. */
+const NAMED_METHODS: Record<string, "name" | "uri"> = {
+  "tools/call": "name",
+  "prompts/get": "name",
+  "resources/read": "uri",
+};
+
+function mismatch(message: string): McpError {
+  return new McpError(ErrorCode.HeaderMismatch, `Header mismatch: ${message}`);
+}
+
+/** Decodes a mirrored header value, undoing the `=?base64?…?=` sentinel. */
+export function decodeHeaderValue(name: string, value: string): string {
+  if (value.length > MAX_HEADER_VALUE) throw mismatch(`${name} header is too long`);
+  if (!FIELD_VALUE.test(value)) throw mismatch(`${name} header has invalid characters`);
+  const encoded = SENTINEL.exec(value);
+  if (!encoded) return value;
+  try {
+    return fromUtf8(fromBase64(encoded[1] ?? ""));
+  } catch {
+    throw mismatch(`${name} header has an invalid base64 value`);
+  }
+}
+
+function valueAt(args: JsonObject, path: string[]): unknown {
+  let node: unknown = args;
+  for (const key of path) {
+    if (typeof node !== "object" || node === null || Array.isArray(node)) return undefined;
+    node = (node as JsonObject)[key];
+  }
+  return node;
+}
+
+function sameValue(header: string, body: unknown): boolean {
+  if (typeof body === "string") return header === body;
+  if (typeof body === "boolean") return header === String(body);
+  // Integers compare numerically, so "42.0" matches 42 (spec: server validation).
+  if (typeof body === "number") return header.trim() !== "" && Number(header) === body;
+  return false;
+}
+
+/**
+ * Checks the headers that mirror the body of a modern request (spec: transports, request
+ * metadata): `MCP-Protocol-Version`, `Mcp-Method`, `Mcp-Name` and the tool's `Mcp-Param-*`.
+ */
+export function validateMirroredHeaders(
+  req: McpHttpRequest,
+  version: string,
+  method: string,
+  params: JsonObject,
+  tool: RegisteredTool | undefined,
+): void {
+  const versionHeader = req.header("mcp-protocol-version");
+  if (versionHeader === null) throw mismatch("MCP-Protocol-Version header is required");
+  if (versionHeader !== version) {
+    throw mismatch(`MCP-Protocol-Version header '${versionHeader}' does not match body value '${version}'`);
+  }
+  const methodHeader = req.header("mcp-method");
+  if (methodHeader === null) throw mismatch("Mcp-Method header is required");
+  if (methodHeader !== method) {
+    throw mismatch(`Mcp-Method header '${methodHeader}' does not match body value '${method}'`);
+  }
+  const nameField = NAMED_METHODS[method];
+  if (nameField) {
+    const raw = req.header("mcp-name");
+    if (raw === null) throw mismatch("Mcp-Name header is required");
+    const name = decodeHeaderValue("Mcp-Name", raw);
+    if (name !== params[nameField]) {
+      throw mismatch(`Mcp-Name header '${name}' does not match body value '${String(params[nameField])}'`);
+    }
+  }
+  if (!tool || tool.headerParams.length === 0) return;
+  const args = typeof params.arguments === "object" && params.arguments !== null ? (params.arguments as JsonObject) : {};
+  for (const { header, path } of tool.headerParams) {
+    const headerName = `Mcp-Param-${header}`;
+    const raw = req.header(headerName.toLowerCase());
+    const body = valueAt(args, path);
+    if (body === undefined || body === null) {
+      if (raw !== null) throw mismatch(`${headerName} header is present but the argument is not`);
+      continue;
+    }
+    if (raw === null) throw mismatch(`${headerName} header is required`);
+    const value = decodeHeaderValue(headerName, raw);
+    if (!sameValue(value, body)) {
+      throw mismatch(`${headerName} header '${value}' does not match body value '${String(body)}'`);
+    }
+  }
+}

@@ -1,0 +1,153 @@
+import { ErrorCode, invalidParams, isMcpError, McpError } from "../protocol/errors.js";
+import type { JsonObject, JsonRpcNotification, JsonRpcRequest } from "../protocol/messages.js";
+import { isObject } from "../protocol/messages.js";
+import { isLogLevel, MetaKey, MODERN_VERSIONS } from "../protocol/versions.js";
+import type { RequestEnv } from "../server/context.js";
+import { dispatch, hasMethod } from "../server/dispatch.js";
+import type { Implementation } from "../server/types.js";
+import type { HandlerCore } from "./core.js";
+import { validateMirroredHeaders } from "./headers.js";
+import { parseListenFilter } from "./listen-hub.js";
+import { errorMessage, errorResponse, inBandStatus } from "./responses.js";
+import { SSE_HEADERS, SseStream } from "./sse.js";
+import type { McpHttpRequest, McpHttpResponse } from "./types.js";
+
+/** What every modern request carries in `_meta` (spec: basic/index, per-request fields). */
+interface ModernMeta {
+  version: string;
+  capabilities: JsonObject;
+  clientInfo: Implementation | undefined;
+  logLevel: RequestEnv["logLevel"];
+}
+
+function readMeta(params: JsonObject): ModernMeta {
+  const meta = isObject(params._meta) ? params._meta : {};
+  const version = meta[MetaKey.protocolVersion];
+  const capabilities = meta[MetaKey.clientCapabilities];
+  if (typeof version !== "string") throw invalidParams(`_meta["${MetaKey.protocolVersion}"] is required`);
+  if (!isObject(capabilities)) throw invalidParams(`_meta["${MetaKey.clientCapabilities}"] is required`);
+  const logLevel = meta[MetaKey.logLevel];
+  if (logLevel !== undefined && !isLogLevel(logLevel)) throw invalidParams(`Unknown log level: ${String(logLevel)}`);
+  const clientInfo = meta[MetaKey.clientInfo];
+  return {
+    version,
+    capabilities,
+    clientInfo: isObject(clientInfo) ? (clientInfo as unknown as Implementation) : undefined,
+    logLevel,
+  };
+}
+
+/** Serves one modern-era (2026-07-28) message: stateless, everything from the request. */
+export async function handleModern(
+  core: HandlerCore,
+  req: McpHttpRequest,
+  message: JsonRpcRequest | JsonRpcNotification,
+): Promise<McpHttpResponse> {
+  const id = "id" in message ? message.id : undefined;
+  const params = message.params ?? {};
+  let meta: ModernMeta;
+  try {
+    meta = readMeta(params);
+    if (!MODERN_VERSIONS.includes(meta.version)) {
+      throw new McpError(ErrorCode.UnsupportedProtocolVersion, `Unsupported protocol version: ${meta.version}`, {
+        supported: [...MODERN_VERSIONS],
+        requested: meta.version,
+      });
+    }
+    // The spec defines no client notifications over modern HTTP; accept and drop them.
+    if (id === undefined) return { status: 202, headers: {}, body: null };
+    const tool = message.method === "tools/call" ? core.server.tools.get(params.name as string) : undefined;
+    validateMirroredHeaders(req, meta.version, message.method, params, tool);
+  } catch (error) {
+    const known = isMcpError(error) ? error : invalidParams(String(error));
+    return errorResponse(400, known.code, known.message, id, known.data);
+  }
+  if (message.method !== "subscriptions/listen" && !hasMethod(core.server, message.method)) {
+    return errorResponse(404, ErrorCode.MethodNotFound, `Method not found: ${message.method}`, id);
+  }
+  const request = { id: id!, method: message.method, params };
+  if (request.method === "subscriptions/listen") return listen(core, request);
+  return run(core, req, request, meta);
+}
+
+function listen(core: HandlerCore, request: { id: JsonRpcRequest["id"]; params: JsonObject }): McpHttpResponse {
+  let filter;
+  try {
+    filter = parseListenFilter(request.params);
+  } catch (error) {
+    const known = error as McpError;
+    return errorResponse(400, known.code, known.message, request.id);
+  }
+  if (!core.hub.hasRoom()) {
+    return errorResponse(503, ErrorCode.InternalError, "Too many open streams", request.id, undefined, {
+      "retry-after": "5",
+    });
+  }
+  const stream = new SseStream();
+  core.hub.add(request.id, stream, filter);
+  return { status: 200, headers: { ...SSE_HEADERS }, body: stream.readable };
+}
+
+/**
+ * Runs a request. The answer is JSON unless the handler sends a notification first, in which
+ * case it switches to an SSE stream scoped to the request (spec: transports, sending messages).
+ */
+function run(
+  core: HandlerCore,
+  req: McpHttpRequest,
+  request: { id: JsonRpcRequest["id"]; method: string; params: JsonObject },
+  meta: ModernMeta,
+): Promise<McpHttpResponse> {
+  const started = performance.now();
+  const abort = new AbortController();
+  const onAbort = () => abort.abort(req.signal.reason);
+  if (req.signal.aborted) abort.abort(req.signal.reason);
+  else req.signal.addEventListener("abort", onAbort, { once: true });
+
+  return new Promise<McpHttpResponse>((resolve) => {
+    let stream: SseStream | undefined;
+    const env: RequestEnv = {
+      era: "modern",
+      protocolVersion: meta.version,
+      clientCapabilities: meta.capabilities,
+      clientInfo: meta.clientInfo,
+      logLevel: meta.logLevel,
+      signal: abort.signal,
+      send(notification) {
+        if (abort.signal.aborted) return;
+        if (!stream) {
+          stream = new SseStream();
+          // Closing the response stream is cancellation (spec: transports, cancellation).
+          stream.onClose(() => abort.abort(new Error("client closed the stream")));
+          resolve({ status: 200, headers: { ...SSE_HEADERS }, body: stream.readable });
+        }
+        stream.send(notification);
+      },
+      onError: (error) => core.reportError(error, request.method),
+    };
+    const finish = (status: number, body: JsonObject, error?: unknown) => {
+      req.signal.removeEventListener("abort", onAbort);
+      core.observe({ era: "modern", method: request.method, params: request.params, started, client: meta.clientInfo, status, error });
+      if (stream) {
+        // Nothing more is written once the client has cancelled.
+        if (!abort.signal.aborted) stream.send(body as never);
+        stream.close();
+      } else {
+        resolve({ status, headers: { "content-type": "application/json" }, body: JSON.stringify(body) });
+      }
+    };
+    dispatch(core.server, core.runtime, request, env).then(
+      (result) => finish(200, resultResponseBody(request.id, result)),
+      (error: unknown) => {
+        const known = isMcpError(error) ? error : new McpError(ErrorCode.InternalError, "Internal error");
+        if (!isMcpError(error)) core.reportError(error, request.method);
+        finish(inBandStatus(known), errorMessage(known, request.id), known);
+      },
+    );
+  });
+}
+
+function resultResponseBody(id: JsonRpcRequest["id"], result: JsonObject): JsonObject {
+  return { jsonrpc: "2.0", id, result };
+}
+

@@ -1,0 +1,44 @@
+import { ErrorCode, McpError } from "../protocol/errors.js";
+import type { JsonObject, RequestId } from "../protocol/messages.js";
+import type { McpHttpResponse } from "./types.js";
+
+const JSON_HEADERS = { "content-type": "application/json" } as const;
+
+/** A JSON response. */
+export function jsonResponse(status: number, body: unknown, headers?: Record<string, string>): McpHttpResponse {
+  return { status, headers: { ...JSON_HEADERS, ...headers }, body: JSON.stringify(body) };
+}
+
+/** A JSON-RPC success response in a JSON body. */
+export function resultResponse(id: RequestId, result: JsonObject): McpHttpResponse {
+  return { status: 200, headers: { ...JSON_HEADERS }, body: JSON.stringify({ jsonrpc: "2.0", id, result }) };
+}
+
+/** The JSON-RPC error message for an error. */
+export function errorMessage(error: McpError, id: RequestId | undefined): JsonObject {
+  return id === undefined
+    ? { jsonrpc: "2.0", error: error.toJSON() }
+    : { jsonrpc: "2.0", id, error: error.toJSON() };
+}
+
+/**
+ * The HTTP status of a JSON-RPC error raised while running a request (in-band): the spec pins
+ * 404 for an unknown method and 400 for a missing client capability; the rest travel as 200.
+ */
+export function inBandStatus(error: McpError): number {
+  if (error.code === ErrorCode.MethodNotFound) return 404;
+  if (error.code === ErrorCode.MissingRequiredClientCapability) return 400;
+  return 200;
+}
+
+/** A JSON-RPC error in a JSON body, with an explicit HTTP status. */
+export function errorResponse(
+  status: number,
+  code: number,
+  message: string,
+  id?: RequestId,
+  data?: unknown,
+  headers?: Record<string, string>,
+): McpHttpResponse {
+  return jsonResponse(status, errorMessage(new McpError(code, message, data), id), headers);
+}

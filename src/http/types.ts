@@ -1,0 +1,27 @@
+/** The body of an incoming request, as the transport could read it. */
+export type BodyResult =
+  | { kind: "text"; text: string }
+  /** A framework already parsed it (Express's `express.json()`). */
+  | { kind: "parsed"; value: unknown }
+  | { kind: "too-large" }
+  | { kind: "unreadable" };
+
+/** A transport-neutral HTTP request: what a Web `Request` or a Node request is turned into. */
+export interface McpHttpRequest {
+  readonly method: string;
+  /** The absolute URL of the request. */
+  readonly url: string;
+  /** A header value by lower-case name, or null. */
+  header(name: string): string | null;
+  /** Reads the body, giving up once it exceeds `limit` bytes. */
+  body(limit: number): Promise<BodyResult>;
+  /** Aborts when the client goes away. */
+  readonly signal: AbortSignal;
+}
+
+/** A transport-neutral HTTP response. */
+export interface McpHttpResponse {
+  status: number;
+  headers: Record<string, string>;
+  body: string | ReadableStream<Uint8Array> | null;
+}

@@ -1,0 +1,18 @@
+export type { McpHandler, McpHandlerOptions } from "./http/handler.js";
+export { createMcpHandler } from "./http/handler.js";
+export type { RequestInfo } from "./http/core.js";
+export type { BodyResult, McpHttpRequest, McpHttpResponse } from "./http/types.js";
+export { ErrorCode, type ErrorCodeValue, isMcpError, McpError } from "./protocol/errors.js";
+export {
+  LEGACY_VERSIONS,
+  type LogLevel,
+  MODERN_VERSION,
+  MODERN_VERSIONS,
+  SUPPORTED_VERSIONS,
+} from "./protocol/versions.js";
+export type { ChangeEvent, McpServerOptions, Registration } from "./server/mcp-server.js";
+export { McpServer } from "./server/mcp-server.js";
+export type { SchemaInput, StandardSchemaV1 } from "./server/schema.js";
+export type * from "./server/types.js";
+export { memoryStore, type MemoryStoreOptions } from "./store/memory.js";
+export type { BusMessage, EventBus, McpStore, NonceStore } from "./store/types.js";

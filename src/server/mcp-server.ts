@@ -1,0 +1,254 @@
+import type { JsonObject } from "../protocol/messages.js";
+import { type CompiledSchema, compileSchema } from "./schema.js";
+import type {
+  CacheHints,
+  Implementation,
+  MethodHandler,
+  PromptHandler,
+  PromptOptions,
+  ResourceHandler,
+  ResourceOptions,
+  ResourceTemplateHandler,
+  ResourceTemplateOptions,
+  ToolHandler,
+  ToolOptions,
+} from "./types.js";
+import { parseUriTemplate, type UriTemplate } from "./uri-template.js";
+
+/** A change that list-changed and resource-updated notifications report. */
+export type ChangeEvent =
+  | { kind: "tools" | "prompts" | "resources" }
+  | { kind: "resource"; uri: string };
+
+/** Options of {@link McpServer}. */
+export interface McpServerOptions extends Implementation {
+  /** Guidance for models on how to use this server. */
+  instructions?: string;
+  /** Items per page of every list. @default 100 */
+  pageSize?: number;
+  /** Caching hints per cacheable list and for `server/discover`. @default { ttlMs: 0, cacheScope: "public" } */
+  cache?: Partial<
+    Record<"discover" | "tools" | "prompts" | "resources" | "resourceTemplates", CacheHints>
+  >;
+}
+
+/** A registration that can be removed again (which notifies listeners). */
+export interface Registration {
+  remove(): void;
+}
+
+/** A registered tool, with its schemas compiled. */
+export interface RegisteredTool {
+  options: ToolOptions;
+  handler: ToolHandler;
+  input: CompiledSchema | undefined;
+  output: CompiledSchema | undefined;
+  /** Property paths of parameters mirrored into `Mcp-Param-*` headers. */
+  headerParams: { header: string; path: string[] }[];
+  definition: JsonObject;
+}
+
+/** A registered prompt. */
+export interface RegisteredPrompt {
+  options: PromptOptions;
+  handler: PromptHandler;
+  definition: JsonObject;
+}
+
+/** A registered resource. */
+export interface RegisteredResource {
+  options: ResourceOptions;
+  handler: ResourceHandler;
+  definition: JsonObject;
+}
+
+/** A registered resource template. */
+export interface RegisteredTemplate {
+  options: ResourceTemplateOptions;
+  handler: ResourceTemplateHandler;
+  template: UriTemplate;
+  definition: JsonObject;
+}
+
+const RESERVED_METHOD =
+  /^(initialize|ping|server\/|tools\/|prompts\/|resources\/|completion\/|logging\/|subscriptions\/|tasks\/|elicitation\/|sampling\/|roots\/|notifications\/)/;
+const TOOL_NAME = /^[A-Za-z0-9_.-]{1,128}$/;
+const HEADER_TOKEN = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
+
+function definitionOf(options: object, omit: string[]): JsonObject {
+  const out: JsonObject = {};
+  for (const [key, value] of Object.entries(options)) {
+    if (value !== undefined && typeof value !== "function" && !omit.includes(key)) out[key] = value;
+  }
+  return out;
+}
+
+/** Finds `x-mcp-header` annotations; only plain `properties` chains are allowed (spec: tools). */
+function findHeaderParams(schema: JsonObject, tool: string): { header: string; path: string[] }[] {
+  const found: { header: string; path: string[] }[] = [];
+  const walk = (node: unknown, path: string[]): void => {
+    if (typeof node !== "object" || node === null) return;
+    const record = node as JsonObject;
+    const header = record["x-mcp-header"];
+    if (header !== undefined) {
+      if (typeof header !== "string" || !HEADER_TOKEN.test(header)) {
+        throw new TypeError(`Tool ${tool}: invalid x-mcp-header ${JSON.stringify(header)}`);
+      }
+      if (!["string", "integer", "boolean"].includes(record.type as string)) {
+        throw new TypeError(`Tool ${tool}: x-mcp-header ${header} must be on a string, integer or boolean`);
+      }
+      if (found.some((entry) => entry.header.toLowerCase() === header.toLowerCase())) {
+        throw new TypeError(`Tool ${tool}: duplicate x-mcp-header ${header}`);
+      }
+      found.push({ header, path });
+    }
+    const properties = record.properties;
+    if (typeof properties === "object" && properties !== null) {
+      for (const [name, child] of Object.entries(properties)) walk(child, [...path, name]);
+    }
+  };
+  walk(schema, []);
+  return found;
+}
+
+/** An MCP server: the registry of tools, prompts and resources, free of any transport. */
+export class McpServer {
+  readonly info: Implementation;
+  readonly instructions: string | undefined;
+  readonly pageSize: number;
+  readonly cache: NonNullable<McpServerOptions["cache"]>;
+  readonly tools = new Map<string, RegisteredTool>();
+  readonly prompts = new Map<string, RegisteredPrompt>();
+  readonly resources = new Map<string, RegisteredResource>();
+  readonly templates = new Map<string, RegisteredTemplate>();
+  readonly methods = new Map<string, MethodHandler>();
+  readonly #listeners = new Set<(event: ChangeEvent) => void>();
+
+  constructor(options: McpServerOptions) {
+    const { instructions, pageSize, cache, ...info } = options;
+    this.info = info;
+    this.instructions = instructions;
+    this.pageSize = pageSize ?? 100;
+    this.cache = cache ?? {};
+    if (!Number.isInteger(this.pageSize) || this.pageSize < 1) {
+      throw new RangeError("pageSize must be a positive integer");
+    }
+  }
+
+  /** Registers a tool; its schemas are compiled now, so a bad schema throws here. */
+  tool<Input = JsonObject>(options: ToolOptions<Input>, handler: ToolHandler<Input>): Registration {
+    if (!TOOL_NAME.test(options.name)) throw new TypeError(`Invalid tool name: ${options.name}`);
+    if (this.tools.has(options.name)) throw new TypeError(`Duplicate tool: ${options.name}`);
+    const input = options.input ? compileSchema(options.input, "input") : undefined;
+    const output = options.output ? compileSchema(options.output, "output") : undefined;
+    const inputSchema = input?.json ?? { type: "object" };
+    const definition = definitionOf(options, ["input", "output", "scopes"]);
+    definition.inputSchema = inputSchema;
+    if (output) definition.outputSchema = output.json;
+    const entry: RegisteredTool = {
+      options: options as ToolOptions,
+      handler: handler as ToolHandler,
+      input,
+      output,
+      headerParams: findHeaderParams(inputSchema, options.name),
+      definition,
+    };
+    return this.#register(this.tools, options.name, entry, "tools");
+  }
+
+  /** Registers a prompt. */
+  prompt(options: PromptOptions, handler: PromptHandler): Registration {
+    if (this.prompts.has(options.name)) throw new TypeError(`Duplicate prompt: ${options.name}`);
+    const definition = definitionOf(options, ["scopes"]);
+    if (options.arguments) {
+      definition.arguments = options.arguments.map((argument) => definitionOf(argument, []));
+    }
+    return this.#register(this.prompts, options.name, { options, handler, definition }, "prompts");
+  }
+
+  /** Registers a resource at a fixed URI. */
+  resource(options: ResourceOptions, handler: ResourceHandler): Registration {
+    if (this.resources.has(options.uri)) throw new TypeError(`Duplicate resource: ${options.uri}`);
+    const definition = definitionOf(options, ["scopes", "ttlMs", "cacheScope"]);
+    return this.#register(this.resources, options.uri, { options, handler, definition }, "resources");
+  }
+
+  /** Registers a resource template (RFC 6570, levels 1 to 3). */
+  resourceTemplate(options: ResourceTemplateOptions, handler: ResourceTemplateHandler): Registration {
+    if (this.templates.has(options.uriTemplate)) {
+      throw new TypeError(`Duplicate resource template: ${options.uriTemplate}`);
+    }
+    const template = parseUriTemplate(options.uriTemplate);
+    const definition = definitionOf(options, ["scopes", "ttlMs", "cacheScope", "complete"]);
+    const entry = { options, handler, template, definition };
+    return this.#register(this.templates, options.uriTemplate, entry, "resources");
+  }
+
+  /** Registers a custom JSON-RPC method; protocol method names are refused. */
+  method(name: string, handler: MethodHandler): Registration {
+    if (RESERVED_METHOD.test(name)) throw new TypeError(`Method name is reserved: ${name}`);
+    if (this.methods.has(name)) throw new TypeError(`Duplicate method: ${name}`);
+    this.methods.set(name, handler);
+    return { remove: () => this.methods.delete(name) };
+  }
+
+  /** Tells every listening client that the tool list changed. */
+  notifyToolsListChanged(): void {
+    this.#emit({ kind: "tools" });
+  }
+
+  /** Tells every listening client that the prompt list changed. */
+  notifyPromptsListChanged(): void {
+    this.#emit({ kind: "prompts" });
+  }
+
+  /** Tells every listening client that the resource list changed. */
+  notifyResourcesListChanged(): void {
+    this.#emit({ kind: "resources" });
+  }
+
+  /** Tells clients subscribed to `uri` that the resource changed. */
+  notifyResourceUpdated(uri: string): void {
+    this.#emit({ kind: "resource", uri });
+  }
+
+  /** Listens to change events; returns the function that stops listening. */
+  onChange(listener: (event: ChangeEvent) => void): () => void {
+    this.#listeners.add(listener);
+    return () => this.#listeners.delete(listener);
+  }
+
+  /** The capabilities this server advertises, derived from what is registered. */
+  capabilities(): JsonObject {
+    const capabilities: JsonObject = {
+      tools: { listChanged: true },
+      prompts: { listChanged: true },
+      resources: { subscribe: true, listChanged: true },
+      logging: {},
+    };
+    const completes =
+      [...this.prompts.values()].some((p) => p.options.arguments?.some((a) => a.complete)) ||
+      [...this.templates.values()].some((t) => t.options.complete);
+    if (completes) capabilities.completions = {};
+    return capabilities;
+  }
+
+  #register<T>(map: Map<string, T>, key: string, entry: T, kind: "tools" | "prompts" | "resources"): Registration {
+    map.set(key, entry);
+    this.#emit({ kind });
+    return {
+      remove: () => {
+        if (map.get(key) === entry && map.delete(key)) this.#emit({ kind });
+      },
+    };
+  }
+
+  #emit(event: ChangeEvent): void {
+    for (const listener of this.#listeners) listener(event);
+  }
+}
+
+/** Caching hints for a list, with the defaults applied. */
+export function cacheHints(hints: CacheHints | undefined): Required<CacheHints> {
+  return { ttlMs: hints?.ttlMs ?? 0, cacheScope: hints?.cacheScope ?? "public" };
+}

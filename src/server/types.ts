@@ -1,0 +1,222 @@
+import type { JsonObject, RequestId } from "../protocol/messages.js";
+import type { LogLevel } from "../protocol/versions.js";
+import type { SchemaInput, StandardSchemaV1 } from "./schema.js";
+
+/** Name and version of a client or server. */
+export interface Implementation {
+  name: string;
+  version: string;
+  title?: string;
+  description?: string;
+  websiteUrl?: string;
+  icons?: Icon[];
+}
+
+/** An icon for a tool, prompt, resource or implementation. */
+export interface Icon {
+  src: string;
+  mimeType?: string;
+  sizes?: string[];
+  theme?: "light" | "dark";
+}
+
+/** A content block in tool results and prompt messages. */
+export type ContentBlock = JsonObject & { type: string };
+
+/** A full tool result, as the wire carries it. */
+export interface ToolResult {
+  content: ContentBlock[];
+  structuredContent?: unknown;
+  isError?: boolean;
+  _meta?: JsonObject;
+}
+
+/** Hints about a tool's behaviour (spec: tools, annotations). */
+export interface ToolAnnotations {
+  title?: string;
+  readOnlyHint?: boolean;
+  destructiveHint?: boolean;
+  idempotentHint?: boolean;
+  openWorldHint?: boolean;
+}
+
+/** The verified caller, when the handler is mounted behind auth. */
+export interface AuthInfo {
+  issuer?: string;
+  subject?: string;
+  clientId?: string;
+  scopes: string[];
+  claims?: JsonObject;
+  /** The raw token, only when the auth layer was asked to expose it. */
+  token?: string;
+}
+
+/** Which era a request belongs to. */
+export type Era = "modern" | "legacy";
+
+/** Parameters of an `elicitation/create` request. */
+export type ElicitParams = JsonObject & { message: string };
+/** Parameters of a `sampling/createMessage` request. */
+export type SampleParams = JsonObject & { messages: unknown[]; maxTokens: number };
+
+/** What every handler receives besides its arguments: one API for both eras. */
+export interface HandlerContext {
+  readonly era: Era;
+  readonly protocolVersion: string;
+  readonly requestId: RequestId;
+  readonly method: string;
+  /** Aborts when the client closes the stream or cancels the request. */
+  readonly signal: AbortSignal;
+  /** The request's `_meta`. */
+  readonly meta: JsonObject;
+  readonly client: { info?: Implementation; capabilities: JsonObject };
+  readonly auth: AuthInfo | undefined;
+  /** Legacy session id, when the request belongs to one. */
+  readonly sessionId: string | undefined;
+  /** Handler state that survives multi round-trip retries (sealed in `requestState`). */
+  readonly state: JsonObject;
+  /** Reports progress when the request asked for it; a no-op otherwise. */
+  progress(progress: number, total?: number, message?: string): Promise<void>;
+  /** Sends a log message when the request's level lets it through. */
+  log(level: LogLevel, data: unknown, logger?: string): Promise<void>;
+  /** Asks the user for input through the client. */
+  elicit(key: string, params: ElicitParams): Promise<JsonObject>;
+  /** Asks the client's model for a completion. */
+  sample(key: string, params: SampleParams): Promise<JsonObject>;
+  /** Asks the client for its roots. */
+  roots(key?: string): Promise<JsonObject>;
+}
+
+/** Anything a tool handler may return: a string, a JSON value, or a full result. */
+export type ToolReturn = string | ToolResult | unknown;
+
+/** Options of {@link McpServer.tool}. */
+export interface ToolOptions<Input = JsonObject> {
+  name: string;
+  title?: string;
+  description?: string;
+  icons?: Icon[];
+  annotations?: ToolAnnotations;
+  /** JSON Schema (2020-12 by default) or a Standard Schema validator. */
+  input?: SchemaInput | StandardSchemaV1<unknown, Input>;
+  output?: SchemaInput;
+  /** OAuth scopes a caller needs for this tool. */
+  scopes?: string[];
+  _meta?: JsonObject;
+}
+
+/** A tool handler. */
+export type ToolHandler<Input = JsonObject> = (
+  args: Input,
+  ctx: HandlerContext,
+) => ToolReturn | Promise<ToolReturn>;
+
+/** Completes a partial argument value. */
+export type Completer = (
+  value: string,
+  context: { arguments: Record<string, string>; ctx: HandlerContext },
+) => string[] | Promise<string[]>;
+
+/** One argument of a prompt. */
+export interface PromptArgument {
+  name: string;
+  title?: string;
+  description?: string;
+  required?: boolean;
+  /** Suggests values for `completion/complete`. */
+  complete?: Completer;
+}
+
+/** Options of {@link McpServer.prompt}. */
+export interface PromptOptions {
+  name: string;
+  title?: string;
+  description?: string;
+  icons?: Icon[];
+  arguments?: PromptArgument[];
+  scopes?: string[];
+  _meta?: JsonObject;
+}
+
+/** A prompt message. */
+export interface PromptMessage {
+  role: "user" | "assistant";
+  content: ContentBlock;
+}
+
+/** What a prompt handler may return. */
+export type PromptReturn =
+  | string
+  | PromptMessage[]
+  | { description?: string; messages: PromptMessage[]; _meta?: JsonObject };
+
+/** A prompt handler. */
+export type PromptHandler = (
+  args: Record<string, string>,
+  ctx: HandlerContext,
+) => PromptReturn | Promise<PromptReturn>;
+
+/** Caching hints for a result (spec: utilities/caching). */
+export interface CacheHints {
+  /** @default 0 */
+  ttlMs?: number;
+  /** @default "public" */
+  cacheScope?: "public" | "private";
+}
+
+/** Fields shared by resources and templates. */
+interface ResourceBase extends CacheHints {
+  name: string;
+  title?: string;
+  description?: string;
+  mimeType?: string;
+  icons?: Icon[];
+  annotations?: JsonObject;
+  scopes?: string[];
+  _meta?: JsonObject;
+}
+
+/** Options of {@link McpServer.resource}. */
+export interface ResourceOptions extends ResourceBase {
+  uri: string;
+  size?: number;
+}
+
+/** One entry of `contents` in a read result. */
+export type ResourceContents = JsonObject & { uri: string };
+
+/** What a resource handler may return. */
+export type ResourceReturn =
+  | string
+  | Uint8Array
+  | ResourceContents
+  | ResourceContents[]
+  | { contents: ResourceContents[]; _meta?: JsonObject };
+
+/** A resource handler. */
+export type ResourceHandler = (
+  uri: string,
+  ctx: HandlerContext,
+) => ResourceReturn | Promise<ResourceReturn>;
+
+/** Options of {@link McpServer.resourceTemplate}. */
+export interface ResourceTemplateOptions extends ResourceBase {
+  uriTemplate: string;
+  /** Lists concrete resources of this template for `resources/list`. */
+  list?: (ctx: HandlerContext) => ResourceOptions[] | Promise<ResourceOptions[]>;
+  /** Completers per template variable. */
+  complete?: Record<string, Completer>;
+}
+
+/** A resource template handler; `variables` are the matched template values. */
+export type ResourceTemplateHandler = (
+  uri: string,
+  variables: Record<string, string>,
+  ctx: HandlerContext,
+) => ResourceReturn | Promise<ResourceReturn>;
+
+/** A custom JSON-RPC method handler. */
+export type MethodHandler = (
+  params: JsonObject,
+  ctx: HandlerContext,
+) => JsonObject | Promise<JsonObject>;

@@ -1,0 +1,59 @@
+import type { BusMessage, EventBus, McpStore, NonceStore } from "./types.js";
+
+/** Options of {@link memoryStore}. */
+export interface MemoryStoreOptions {
+  /** Most nonces remembered at once; the oldest are forgotten first. @default 100_000 */
+  maxNonces?: number;
+}
+
+function memoryNonces(maxNonces: number): NonceStore {
+  const seen = new Map<string, number>();
+  return {
+    async claim(key, ttlMs) {
+      const now = Date.now();
+      const expires = seen.get(key);
+      if (expires !== undefined && expires > now) return false;
+      seen.delete(key);
+      seen.set(key, now + ttlMs);
+      // Map keeps insertion order, so the first entries are the oldest claims.
+      for (const [oldKey, oldExpiry] of seen) {
+        if (seen.size <= maxNonces && oldExpiry > now) break;
+        seen.delete(oldKey);
+      }
+      return true;
+    },
+  };
+}
+
+function memoryBus(): EventBus {
+  const channels = new Map<string, Set<(message: BusMessage) => void>>();
+  return {
+    async publish(channel, message) {
+      for (const listener of channels.get(channel) ?? []) {
+        try {
+          listener(message);
+        } catch {
+          // one failing subscriber must not starve the others
+        }
+      }
+    },
+    async subscribe(channel, listener) {
+      let listeners = channels.get(channel);
+      if (!listeners) channels.set(channel, (listeners = new Set()));
+      listeners.add(listener);
+      return async () => {
+        listeners.delete(listener);
+        if (listeners.size === 0) channels.delete(channel);
+      };
+    },
+  };
+}
+
+/** The in-process store: one process only, nothing survives a restart. */
+export function memoryStore(options: MemoryStoreOptions = {}): McpStore {
+  return {
+    nonces: memoryNonces(options.maxNonces ?? 100_000),
+    bus: memoryBus(),
+    async close() {},
+  };
+}
