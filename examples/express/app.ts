@@ -97,7 +97,7 @@ export function createExampleServer(): McpServer {
       list: () => [...notes.keys()].map((id) => ({ uri: `notes://${id}`, name: `note-${id}` })),
       complete: { id: (value) => [...notes.keys()].filter((id) => id.startsWith(value)) },
     },
-    (uri, { id }) => {
+    (_uri, { id }) => {
       const text = notes.get(id ?? "");
       if (text === undefined) throw new Error(`No note ${id}`);
       return text;
@@ -110,7 +110,11 @@ export function createExampleServer(): McpServer {
       description: "Asks the model to summarise a text in a given style",
       arguments: [
         { name: "text", required: true },
-        { name: "style", complete: (value) => ["brief", "detailed", "bullet points"].filter((s) => s.startsWith(value)) },
+        {
+          name: "style",
+          complete: (value) =>
+            ["brief", "detailed", "bullet points"].filter((s) => s.startsWith(value)),
+        },
       ],
     },
     ({ text, style }) => `Summarise the following text (${style ?? "brief"}):\n\n${text}`,

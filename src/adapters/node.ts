@@ -8,7 +8,9 @@ function readNodeBody(req: NodeRequest, limit: number): Promise<BodyResult> {
   // A body parser (express.json(), body-parser) already consumed the stream.
   if (req._body === true || (req.body !== undefined && req.readableEnded)) {
     return Promise.resolve(
-      typeof req.body === "string" ? { kind: "text", text: req.body } : { kind: "parsed", value: req.body },
+      typeof req.body === "string"
+        ? { kind: "text", text: req.body }
+        : { kind: "parsed", value: req.body },
     );
   }
   const declared = Number(req.headers["content-length"]);
@@ -61,7 +63,10 @@ export function fromNodeRequest(req: IncomingMessage, res: ServerResponse): McpH
 }
 
 /** Writes a transport-neutral response, honouring backpressure on streamed bodies. */
-export async function writeNodeResponse(res: ServerResponse, response: McpHttpResponse): Promise<void> {
+export async function writeNodeResponse(
+  res: ServerResponse,
+  response: McpHttpResponse,
+): Promise<void> {
   const { body } = response;
   if (body === null || typeof body === "string") {
     res.writeHead(response.status, response.headers);
@@ -96,7 +101,9 @@ export async function writeNodeResponse(res: ServerResponse, response: McpHttpRe
 }
 
 /** A `node:http` request listener serving the MCP endpoint. */
-export function toNodeHandler(mcp: McpHandler): (req: IncomingMessage, res: ServerResponse) => Promise<void> {
+export function toNodeHandler(
+  mcp: McpHandler,
+): (req: IncomingMessage, res: ServerResponse) => Promise<void> {
   return async (req, res) => {
     const response = await mcp.handle(fromNodeRequest(req, res));
     if (response.status === 413) response.headers.connection = "close";

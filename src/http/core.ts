@@ -54,4 +54,3 @@ export function toRequestInfo(event: Parameters<HandlerCore["observe"]>[0]): Req
   if (event.error !== undefined) info.error = event.error;
   return info;
 }
-

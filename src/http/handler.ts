@@ -1,6 +1,12 @@
 import { ErrorCode } from "../protocol/errors.js";
 import type { JsonObject } from "../protocol/messages.js";
-import { isNotification, isObject, isRequest, isRequestId, isResponse } from "../protocol/messages.js";
+import {
+  isNotification,
+  isObject,
+  isRequest,
+  isRequestId,
+  isResponse,
+} from "../protocol/messages.js";
 import { MetaKey } from "../protocol/versions.js";
 import type { McpServer } from "../server/mcp-server.js";
 import { createStateSealer } from "../server/request-state.js";
@@ -123,24 +129,45 @@ export function createMcpHandler(server: McpServer, options: McpHandlerOptions =
   }
 
   async function route(req: McpHttpRequest): Promise<McpHttpResponse> {
-    if (closing) return errorResponse(503, ErrorCode.InternalError, "Server is shutting down", undefined, undefined, { "retry-after": "1" });
+    if (closing)
+      return errorResponse(
+        503,
+        ErrorCode.InternalError,
+        "Server is shutting down",
+        undefined,
+        undefined,
+        { "retry-after": "1" },
+      );
     if (!isOriginAllowed(req.header("origin"), req.header("host"), options.allowedOrigins)) {
       return errorResponse(403, ErrorCode.InvalidRequest, "Origin not allowed");
     }
     if (req.method !== "POST") {
-      return errorResponse(405, ErrorCode.InvalidRequest, "Method not allowed", undefined, undefined, { allow: "POST" });
+      return errorResponse(
+        405,
+        ErrorCode.InvalidRequest,
+        "Method not allowed",
+        undefined,
+        undefined,
+        { allow: "POST" },
+      );
     }
     if (mediaType(req.header("content-type")) !== "application/json") {
       return errorResponse(415, ErrorCode.InvalidRequest, "Content-Type must be application/json");
     }
     const accept = req.header("accept");
     if (!accepts(accept, "application/json") || !accepts(accept, "text/event-stream")) {
-      return errorResponse(406, ErrorCode.InvalidRequest, "Accept must list application/json and text/event-stream");
+      return errorResponse(
+        406,
+        ErrorCode.InvalidRequest,
+        "Accept must list application/json and text/event-stream",
+      );
     }
     const body = await req.body(maxBody);
     let message: unknown;
-    if (body.kind === "too-large") return errorResponse(413, ErrorCode.InvalidRequest, `Request body exceeds ${maxBody} bytes`);
-    if (body.kind === "unreadable") return errorResponse(400, ErrorCode.ParseError, "Parse error: body could not be read");
+    if (body.kind === "too-large")
+      return errorResponse(413, ErrorCode.InvalidRequest, `Request body exceeds ${maxBody} bytes`);
+    if (body.kind === "unreadable")
+      return errorResponse(400, ErrorCode.ParseError, "Parse error: body could not be read");
     if (body.kind === "parsed") message = body.value;
     else {
       try {
@@ -149,11 +176,17 @@ export function createMcpHandler(server: McpServer, options: McpHandlerOptions =
         return errorResponse(400, ErrorCode.ParseError, "Parse error: body is not valid JSON");
       }
     }
-    if (Array.isArray(message)) return errorResponse(400, ErrorCode.InvalidRequest, "Batch requests are not supported");
-    if (!isObject(message)) return errorResponse(400, ErrorCode.InvalidRequest, "Invalid JSON-RPC message");
+    if (Array.isArray(message))
+      return errorResponse(400, ErrorCode.InvalidRequest, "Batch requests are not supported");
+    if (!isObject(message))
+      return errorResponse(400, ErrorCode.InvalidRequest, "Invalid JSON-RPC message");
     const id = isRequestId(message.id) ? message.id : undefined;
     if (isResponse(message)) {
-      return errorResponse(400, ErrorCode.InvalidRequest, "Clients must not send responses to this endpoint");
+      return errorResponse(
+        400,
+        ErrorCode.InvalidRequest,
+        "Clients must not send responses to this endpoint",
+      );
     }
     if (!isRequest(message) && !isNotification(message)) {
       return errorResponse(400, ErrorCode.InvalidRequest, "Invalid JSON-RPC message", id);
@@ -181,6 +214,9 @@ export function createMcpHandler(server: McpServer, options: McpHandlerOptions =
 }
 
 function isModern(params: JsonObject | undefined): boolean {
-  return isObject(params) && isObject(params._meta) && params._meta[MetaKey.protocolVersion] !== undefined;
+  return (
+    isObject(params) &&
+    isObject(params._meta) &&
+    params._meta[MetaKey.protocolVersion] !== undefined
+  );
 }
-

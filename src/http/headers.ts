@@ -64,7 +64,9 @@ export function validateMirroredHeaders(
   const versionHeader = req.header("mcp-protocol-version");
   if (versionHeader === null) throw mismatch("MCP-Protocol-Version header is required");
   if (versionHeader !== version) {
-    throw mismatch(`MCP-Protocol-Version header '${versionHeader}' does not match body value '${version}'`);
+    throw mismatch(
+      `MCP-Protocol-Version header '${versionHeader}' does not match body value '${version}'`,
+    );
   }
   const methodHeader = req.header("mcp-method");
   if (methodHeader === null) throw mismatch("Mcp-Method header is required");
@@ -77,11 +79,16 @@ export function validateMirroredHeaders(
     if (raw === null) throw mismatch("Mcp-Name header is required");
     const name = decodeHeaderValue("Mcp-Name", raw);
     if (name !== params[nameField]) {
-      throw mismatch(`Mcp-Name header '${name}' does not match body value '${String(params[nameField])}'`);
+      throw mismatch(
+        `Mcp-Name header '${name}' does not match body value '${String(params[nameField])}'`,
+      );
     }
   }
   if (!tool || tool.headerParams.length === 0) return;
-  const args = typeof params.arguments === "object" && params.arguments !== null ? (params.arguments as JsonObject) : {};
+  const args =
+    typeof params.arguments === "object" && params.arguments !== null
+      ? (params.arguments as JsonObject)
+      : {};
   for (const { header, path } of tool.headerParams) {
     const headerName = `Mcp-Param-${header}`;
     const raw = req.header(headerName.toLowerCase());

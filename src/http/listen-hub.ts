@@ -45,7 +45,11 @@ export function parseListenFilter(params: JsonObject): ListenFilter {
 /** The notification a change event becomes. */
 export function changeNotification(event: ChangeEvent): JsonRpcMessage {
   if (event.kind === "resource") {
-    return { jsonrpc: "2.0", method: "notifications/resources/updated", params: { uri: event.uri } };
+    return {
+      jsonrpc: "2.0",
+      method: "notifications/resources/updated",
+      params: { uri: event.uri },
+    };
   }
   return { jsonrpc: "2.0", method: `notifications/${event.kind}/list_changed` };
 }
@@ -58,7 +62,9 @@ interface Listener {
 }
 
 function wants(listener: Listener, event: ChangeEvent): boolean {
-  return event.kind === "resource" ? listener.uris.has(event.uri) : listener.filter[FLAG_OF[event.kind]] === true;
+  return event.kind === "resource"
+    ? listener.uris.has(event.uri)
+    : listener.filter[FLAG_OF[event.kind]] === true;
 }
 
 function tagged(message: JsonRpcMessage, id: RequestId): JsonRpcMessage {
@@ -90,7 +96,9 @@ export class ListenHub {
 
   constructor(server: McpServer, options: ListenHubOptions) {
     this.#options = options;
-    this.#unsubscribe = options.bus.subscribe(options.channel, (message) => this.#deliver(message as ChangeEvent));
+    this.#unsubscribe = options.bus.subscribe(options.channel, (message) =>
+      this.#deliver(message as ChangeEvent),
+    );
     this.#unsubscribe.catch(options.onError);
     this.#stopServer = server.onChange((event) => {
       options.bus.publish(options.channel, event).catch(options.onError);
@@ -110,7 +118,16 @@ export class ListenHub {
   /** Opens a listen subscription on `stream`: acknowledges, then delivers matching events. */
   add(id: RequestId, stream: SseStream, filter: ListenFilter): void {
     const listener: Listener = { id, stream, filter, uris: new Set(filter.resourceSubscriptions) };
-    stream.send(tagged({ jsonrpc: "2.0", method: "notifications/subscriptions/acknowledged", params: { notifications: { ...filter } } }, id));
+    stream.send(
+      tagged(
+        {
+          jsonrpc: "2.0",
+          method: "notifications/subscriptions/acknowledged",
+          params: { notifications: { ...filter } },
+        },
+        id,
+      ),
+    );
     this.#listeners.add(listener);
     stream.onClose(() => this.#listeners.delete(listener));
     this.#startKeepAlive();
@@ -122,7 +139,11 @@ export class ListenHub {
     this.#stopServer();
     for (const listener of [...this.#listeners]) {
       const meta = { [MetaKey.subscriptionId]: listener.id, [MetaKey.serverInfo]: serverInfo };
-      listener.stream.send({ jsonrpc: "2.0", id: listener.id, result: { resultType: "complete", _meta: meta } });
+      listener.stream.send({
+        jsonrpc: "2.0",
+        id: listener.id,
+        result: { resultType: "complete", _meta: meta },
+      });
       listener.stream.close();
     }
     this.#listeners.clear();

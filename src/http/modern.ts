@@ -7,7 +7,7 @@ import { dispatch, hasMethod } from "../server/dispatch.js";
 import type { Implementation } from "../server/types.js";
 import type { HandlerCore } from "./core.js";
 import { validateMirroredHeaders } from "./headers.js";
-import { parseListenFilter } from "./listen-hub.js";
+import { type ListenFilter, parseListenFilter } from "./listen-hub.js";
 import { errorMessage, errorResponse, inBandStatus } from "./responses.js";
 import { SSE_HEADERS, SseStream } from "./sse.js";
 import type { McpHttpRequest, McpHttpResponse } from "./types.js";
@@ -24,10 +24,13 @@ function readMeta(params: JsonObject): ModernMeta {
   const meta = isObject(params._meta) ? params._meta : {};
   const version = meta[MetaKey.protocolVersion];
   const capabilities = meta[MetaKey.clientCapabilities];
-  if (typeof version !== "string") throw invalidParams(`_meta["${MetaKey.protocolVersion}"] is required`);
-  if (!isObject(capabilities)) throw invalidParams(`_meta["${MetaKey.clientCapabilities}"] is required`);
+  if (typeof version !== "string")
+    throw invalidParams(`_meta["${MetaKey.protocolVersion}"] is required`);
+  if (!isObject(capabilities))
+    throw invalidParams(`_meta["${MetaKey.clientCapabilities}"] is required`);
   const logLevel = meta[MetaKey.logLevel];
-  if (logLevel !== undefined && !isLogLevel(logLevel)) throw invalidParams(`Unknown log level: ${String(logLevel)}`);
+  if (logLevel !== undefined && !isLogLevel(logLevel))
+    throw invalidParams(`Unknown log level: ${String(logLevel)}`);
   const clientInfo = meta[MetaKey.clientInfo];
   return {
     version,
@@ -49,14 +52,19 @@ export async function handleModern(
   try {
     meta = readMeta(params);
     if (!MODERN_VERSIONS.includes(meta.version)) {
-      throw new McpError(ErrorCode.UnsupportedProtocolVersion, `Unsupported protocol version: ${meta.version}`, {
-        supported: [...MODERN_VERSIONS],
-        requested: meta.version,
-      });
+      throw new McpError(
+        ErrorCode.UnsupportedProtocolVersion,
+        `Unsupported protocol version: ${meta.version}`,
+        {
+          supported: [...MODERN_VERSIONS],
+          requested: meta.version,
+        },
+      );
     }
     // The spec defines no client notifications over modern HTTP; accept and drop them.
     if (id === undefined) return { status: 202, headers: {}, body: null };
-    const tool = message.method === "tools/call" ? core.server.tools.get(params.name as string) : undefined;
+    const tool =
+      message.method === "tools/call" ? core.server.tools.get(params.name as string) : undefined;
     validateMirroredHeaders(req, meta.version, message.method, params, tool);
   } catch (error) {
     const known = isMcpError(error) ? error : invalidParams(String(error));
@@ -70,8 +78,11 @@ export async function handleModern(
   return run(core, req, request, meta);
 }
 
-function listen(core: HandlerCore, request: { id: JsonRpcRequest["id"]; params: JsonObject }): McpHttpResponse {
-  let filter;
+function listen(
+  core: HandlerCore,
+  request: { id: JsonRpcRequest["id"]; params: JsonObject },
+): McpHttpResponse {
+  let filter: ListenFilter;
   try {
     filter = parseListenFilter(request.params);
   } catch (error) {
@@ -79,9 +90,16 @@ function listen(core: HandlerCore, request: { id: JsonRpcRequest["id"]; params: 
     return errorResponse(400, known.code, known.message, request.id);
   }
   if (!core.hub.hasRoom()) {
-    return errorResponse(503, ErrorCode.InternalError, "Too many open streams", request.id, undefined, {
-      "retry-after": "5",
-    });
+    return errorResponse(
+      503,
+      ErrorCode.InternalError,
+      "Too many open streams",
+      request.id,
+      undefined,
+      {
+        "retry-after": "5",
+      },
+    );
   }
   const stream = new SseStream();
   core.hub.add(request.id, stream, filter);
@@ -127,19 +145,33 @@ function run(
     };
     const finish = (status: number, body: JsonObject, error?: unknown) => {
       req.signal.removeEventListener("abort", onAbort);
-      core.observe({ era: "modern", method: request.method, params: request.params, started, client: meta.clientInfo, status, error });
+      core.observe({
+        era: "modern",
+        method: request.method,
+        params: request.params,
+        started,
+        client: meta.clientInfo,
+        status,
+        error,
+      });
       if (stream) {
         // Nothing more is written once the client has cancelled.
         if (!abort.signal.aborted) stream.send(body as never);
         stream.close();
       } else {
-        resolve({ status, headers: { "content-type": "application/json" }, body: JSON.stringify(body) });
+        resolve({
+          status,
+          headers: { "content-type": "application/json" },
+          body: JSON.stringify(body),
+        });
       }
     };
     dispatch(core.server, core.runtime, request, env).then(
       (result) => finish(200, resultResponseBody(request.id, result)),
       (error: unknown) => {
-        const known = isMcpError(error) ? error : new McpError(ErrorCode.InternalError, "Internal error");
+        const known = isMcpError(error)
+          ? error
+          : new McpError(ErrorCode.InternalError, "Internal error");
         if (!isMcpError(error)) core.reportError(error, request.method);
         finish(inBandStatus(known), errorMessage(known, request.id), known);
       },
@@ -150,4 +182,3 @@ function run(
 function resultResponseBody(id: JsonRpcRequest["id"], result: JsonObject): JsonObject {
   return { jsonrpc: "2.0", id, result };
 }
-

@@ -5,13 +5,21 @@ import type { McpHttpResponse } from "./types.js";
 const JSON_HEADERS = { "content-type": "application/json" } as const;
 
 /** A JSON response. */
-export function jsonResponse(status: number, body: unknown, headers?: Record<string, string>): McpHttpResponse {
+export function jsonResponse(
+  status: number,
+  body: unknown,
+  headers?: Record<string, string>,
+): McpHttpResponse {
   return { status, headers: { ...JSON_HEADERS, ...headers }, body: JSON.stringify(body) };
 }
 
 /** A JSON-RPC success response in a JSON body. */
 export function resultResponse(id: RequestId, result: JsonObject): McpHttpResponse {
-  return { status: 200, headers: { ...JSON_HEADERS }, body: JSON.stringify({ jsonrpc: "2.0", id, result }) };
+  return {
+    status: 200,
+    headers: { ...JSON_HEADERS },
+    body: JSON.stringify({ jsonrpc: "2.0", id, result }),
+  };
 }
 
 /** The JSON-RPC error message for an error. */

@@ -40,7 +40,9 @@ export class McpError extends Error {
 export function isMcpError(value: unknown): value is McpError {
   return (
     value instanceof McpError ||
-    (value instanceof Error && value.name === "McpError" && typeof (value as McpError).code === "number")
+    (value instanceof Error &&
+      value.name === "McpError" &&
+      typeof (value as McpError).code === "number")
   );
 }
 

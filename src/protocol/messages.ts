@@ -61,9 +61,7 @@ export function isRequest(message: JsonObject): message is JsonObject & JsonRpcR
 }
 
 /** True when `message` is a well-formed JSON-RPC notification. */
-export function isNotification(
-  message: JsonObject,
-): message is JsonObject & JsonRpcNotification {
+export function isNotification(message: JsonObject): message is JsonObject & JsonRpcNotification {
   return (
     message.jsonrpc === "2.0" &&
     typeof message.method === "string" &&

@@ -52,7 +52,7 @@ function requireCapability(env: RequestEnv, method: string, params: JsonObject):
   const capability = CAPABILITY_OF[method] ?? method;
   const declared = env.clientCapabilities[capability];
   const urlMode = method === "elicitation/create" && params.mode === "url";
-  if (declared !== undefined && (!urlMode || isObject(declared) && declared.url !== undefined)) {
+  if (declared !== undefined && (!urlMode || (isObject(declared) && declared.url !== undefined))) {
     return;
   }
   const required = urlMode ? { elicitation: { url: {} } } : { [capability]: {} };
@@ -79,7 +79,10 @@ export function createContext(
     requireCapability(env, method, params);
     if (env.request) return env.request(method, params, env.signal);
     if (!inputs) {
-      throw new McpError(ErrorCode.InvalidRequest, `${request.method} cannot ask the client for input`);
+      throw new McpError(
+        ErrorCode.InvalidRequest,
+        `${request.method} cannot ask the client for input`,
+      );
     }
     const answer = inputs.responses[key];
     if (isObject(answer)) return Promise.resolve(answer);

@@ -3,12 +3,17 @@ import type { JsonObject, RequestId } from "../protocol/messages.js";
 import { isObject } from "../protocol/messages.js";
 import { MetaKey, SUPPORTED_VERSIONS } from "../protocol/versions.js";
 import type { NonceStore } from "../store/types.js";
-import { createContext, type InputCollector, InputRequiredSignal, type RequestEnv } from "./context.js";
+import {
+  createContext,
+  type InputCollector,
+  InputRequiredSignal,
+  type RequestEnv,
+} from "./context.js";
 import { cacheHints, type McpServer } from "./mcp-server.js";
 import { paginate } from "./pagination.js";
 import { digestParams, type StateSealer } from "./request-state.js";
 import { toolError, toPromptResult, toReadResult, toToolResult } from "./results.js";
-import type { CacheHints, HandlerContext } from "./types.js";
+import type { CacheHints, Completer, HandlerContext, ToolResult } from "./types.js";
 
 /** Per-handler machinery the dispatcher needs besides the server. */
 export interface DispatchRuntime {
@@ -62,14 +67,18 @@ const callTool: Handler = async (server, ctx, params, env) => {
   let input: unknown = args;
   if (tool.input) {
     const checked = await tool.input.validate(args);
-    if (!checked.ok) return { ...toolError(`Invalid arguments for tool ${tool.options.name}: ${checked.message}`) };
+    if (!checked.ok)
+      return {
+        ...toolError(`Invalid arguments for tool ${tool.options.name}: ${checked.message}`),
+      };
     input = checked.value;
   }
-  let result;
+  let result: ToolResult;
   try {
     result = toToolResult(await tool.handler(input as JsonObject, ctx), ctx.era);
   } catch (error) {
-    if (error instanceof InputRequiredSignal || isMcpError(error) || ctx.signal.aborted) throw error;
+    if (error instanceof InputRequiredSignal || isMcpError(error) || ctx.signal.aborted)
+      throw error;
     env.onError?.(error);
     const message = error instanceof Error ? error.message : String(error);
     return { ...toolError(`Tool ${tool.options.name} failed: ${message}`) };
@@ -80,7 +89,9 @@ const callTool: Handler = async (server, ctx, params, env) => {
         ? { ok: false as const, message: "no structured content" }
         : await tool.output.validate(result.structuredContent);
     if (!checked.ok) {
-      const error = new Error(`Tool ${tool.options.name} returned invalid structured content: ${checked.message}`);
+      const error = new Error(
+        `Tool ${tool.options.name} returned invalid structured content: ${checked.message}`,
+      );
       env.onError?.(error);
       return { ...toolError(error.message) };
     }
@@ -96,7 +107,9 @@ const getPrompt: Handler = async (server, ctx, params) => {
   if (!isObject(args) || Object.values(args).some((value) => typeof value !== "string")) {
     throw invalidParams("Prompt arguments must be an object of strings");
   }
-  const missing = (prompt.options.arguments ?? []).filter((a) => a.required && args[a.name] === undefined);
+  const missing = (prompt.options.arguments ?? []).filter(
+    (a) => a.required && args[a.name] === undefined,
+  );
   if (missing.length > 0) {
     throw invalidParams(`Missing required arguments: ${missing.map((a) => a.name).join(", ")}`);
   }
@@ -120,7 +133,6 @@ const readResource: Handler = async (server, ctx, params, env) => {
   throw notFound(env, uri);
 };
 
-
 async function listResources(server: McpServer, ctx: HandlerContext): Promise<JsonObject[]> {
   const listed = [...server.resources.values()].map((resource) => resource.definition);
   for (const template of server.templates.values()) {
@@ -133,14 +145,19 @@ async function listResources(server: McpServer, ctx: HandlerContext): Promise<Js
   return listed;
 }
 
-async function complete(server: McpServer, ctx: HandlerContext, params: JsonObject): Promise<JsonObject> {
+async function complete(
+  server: McpServer,
+  ctx: HandlerContext,
+  params: JsonObject,
+): Promise<JsonObject> {
   const ref = params.ref;
   const argument = params.argument;
   if (!isObject(ref) || !isObject(argument) || typeof argument.name !== "string") {
     throw invalidParams("completion/complete needs ref and argument.name");
   }
-  const context = isObject(params.context) && isObject(params.context.arguments) ? params.context.arguments : {};
-  let completer;
+  const context =
+    isObject(params.context) && isObject(params.context.arguments) ? params.context.arguments : {};
+  let completer: Completer | undefined;
   if (ref.type === "ref/prompt") {
     const prompt = typeof ref.name === "string" ? server.prompts.get(ref.name) : undefined;
     if (!prompt) throw invalidParams(`Unknown prompt: ${String(ref.name)}`);
@@ -155,13 +172,19 @@ async function complete(server: McpServer, ctx: HandlerContext, params: JsonObje
     throw invalidParams(`Unknown completion reference type: ${String(ref.type)}`);
   }
   const value = typeof argument.value === "string" ? argument.value : "";
-  const values = completer ? await completer(value, { arguments: context as Record<string, string>, ctx }) : [];
-  const completion: JsonObject = { values: values.slice(0, 100), total: values.length, hasMore: values.length > 100 };
+  const values = completer
+    ? await completer(value, { arguments: context as Record<string, string>, ctx })
+    : [];
+  const completion: JsonObject = {
+    values: values.slice(0, 100),
+    total: values.length,
+    hasMore: values.length > 100,
+  };
   return { completion };
 }
 
 const HANDLERS: Record<string, Handler> = {
-  "server/discover": async (server, ctx, params, env) => {
+  "server/discover": async (server, _ctx, _params, env) => {
     const result: JsonObject = {
       supportedVersions: [...SUPPORTED_VERSIONS],
       capabilities: server.capabilities(),
@@ -169,14 +192,14 @@ const HANDLERS: Record<string, Handler> = {
     if (server.instructions !== undefined) result.instructions = server.instructions;
     return withCache(result, server.cache.discover, env);
   },
-  "tools/list": async (server, ctx, params, env) => {
+  "tools/list": async (server, _ctx, params, env) => {
     const page = paginate([...server.tools.values()], params.cursor, server.pageSize);
     const result: JsonObject = { tools: page.items.map((tool) => tool.definition) };
     if (page.nextCursor) result.nextCursor = page.nextCursor;
     return withCache(result, server.cache.tools, env);
   },
   "tools/call": callTool,
-  "prompts/list": async (server, ctx, params, env) => {
+  "prompts/list": async (server, _ctx, params, env) => {
     const page = paginate([...server.prompts.values()], params.cursor, server.pageSize);
     const result: JsonObject = { prompts: page.items.map((prompt) => prompt.definition) };
     if (page.nextCursor) result.nextCursor = page.nextCursor;
@@ -189,7 +212,7 @@ const HANDLERS: Record<string, Handler> = {
     if (page.nextCursor) result.nextCursor = page.nextCursor;
     return withCache(result, server.cache.resources, env);
   },
-  "resources/templates/list": async (server, ctx, params, env) => {
+  "resources/templates/list": async (server, _ctx, params, env) => {
     const page = paginate([...server.templates.values()], params.cursor, server.pageSize);
     const result: JsonObject = { resourceTemplates: page.items.map((t) => t.definition) };
     if (page.nextCursor) result.nextCursor = page.nextCursor;
@@ -198,7 +221,6 @@ const HANDLERS: Record<string, Handler> = {
   "resources/read": readResource,
   "completion/complete": complete,
 };
-
 
 /** True when the server has a handler for `method` in this era. */
 export function hasMethod(server: McpServer, method: string): boolean {
@@ -217,13 +239,18 @@ async function restoreState(
   const responses: JsonObject = {};
   let state: JsonObject = {};
   if (requestState !== undefined) {
-    const payload = typeof requestState === "string" ? await runtime.sealer.open(requestState) : undefined;
+    const payload =
+      typeof requestState === "string" ? await runtime.sealer.open(requestState) : undefined;
     // One answer for every failure, so a probe learns nothing about why (PROTOCOL §2.4).
     const invalid = () => invalidParams("Invalid or expired requestState");
     if (!payload || payload.expires < Date.now()) throw invalid();
-    if (payload.principal !== principalOf(env) || payload.method !== request.method) throw invalid();
+    if (payload.principal !== principalOf(env) || payload.method !== request.method)
+      throw invalid();
     if (payload.digest !== (await digestParams(request.params))) throw invalid();
-    if (payload.nonce !== undefined && !(await runtime.nonces.claim(`state:${payload.nonce}`, runtime.stateTtlMs))) {
+    if (
+      payload.nonce !== undefined &&
+      !(await runtime.nonces.claim(`state:${payload.nonce}`, runtime.stateTtlMs))
+    ) {
       throw invalid();
     }
     Object.assign(responses, payload.responses);
@@ -252,7 +279,6 @@ async function inputRequired(
   return { resultType: "input_required", inputRequests: inputs.pending, requestState };
 }
 
-
 /**
  * Runs one request against the server and returns its result, decorated for the era
  * (`resultType`, serverInfo, cache hints). Throws {@link McpError} for JSON-RPC errors.
@@ -273,24 +299,39 @@ export async function dispatch(
   const ctx = createContext(env, request, restored?.inputs, restored?.state ?? {});
   let result: JsonObject;
   try {
-    result = handler ? await handler(server, ctx, request.params, env) : await custom!(request.params, ctx);
+    result = handler
+      ? await handler(server, ctx, request.params, env)
+      : await custom!(request.params, ctx);
   } catch (error) {
     if (restored && Object.keys(restored.inputs.pending).length > 0) {
-      return finish(server, await inputRequired(runtime, request, env, restored.inputs, ctx.state), env);
+      return finish(
+        server,
+        await inputRequired(runtime, request, env, restored.inputs, ctx.state),
+        env,
+      );
     }
     if (error instanceof InputRequiredSignal) {
-      throw new McpError(ErrorCode.InternalError, "Input was requested outside a multi round-trip request");
+      throw new McpError(
+        ErrorCode.InternalError,
+        "Input was requested outside a multi round-trip request",
+      );
     }
     if (isMcpError(error)) throw error;
     env.onError?.(error);
     throw new McpError(ErrorCode.InternalError, "Internal error");
   }
   if (restored && Object.keys(restored.inputs.pending).length > 0) {
-    return finish(server, await inputRequired(runtime, request, env, restored.inputs, ctx.state), env);
+    return finish(
+      server,
+      await inputRequired(runtime, request, env, restored.inputs, ctx.state),
+      env,
+    );
   }
   if (request.method === "resources/read") {
     const uri = request.params.uri as string;
-    const hints = server.resources.get(uri)?.options ?? [...server.templates.values()].find((t) => t.template.match(uri))?.options;
+    const hints =
+      server.resources.get(uri)?.options ??
+      [...server.templates.values()].find((t) => t.template.match(uri))?.options;
     withCache(result, hints, env);
   }
   return finish(server, result, env);
@@ -304,4 +345,3 @@ function finish(server: McpServer, result: JsonObject, env: RequestEnv): JsonObj
   result._meta = meta;
   return result;
 }
-

@@ -95,7 +95,9 @@ function findHeaderParams(schema: JsonObject, tool: string): { header: string; p
         throw new TypeError(`Tool ${tool}: invalid x-mcp-header ${JSON.stringify(header)}`);
       }
       if (!["string", "integer", "boolean"].includes(record.type as string)) {
-        throw new TypeError(`Tool ${tool}: x-mcp-header ${header} must be on a string, integer or boolean`);
+        throw new TypeError(
+          `Tool ${tool}: x-mcp-header ${header} must be on a string, integer or boolean`,
+        );
       }
       if (found.some((entry) => entry.header.toLowerCase() === header.toLowerCase())) {
         throw new TypeError(`Tool ${tool}: duplicate x-mcp-header ${header}`);
@@ -170,11 +172,19 @@ export class McpServer {
   resource(options: ResourceOptions, handler: ResourceHandler): Registration {
     if (this.resources.has(options.uri)) throw new TypeError(`Duplicate resource: ${options.uri}`);
     const definition = definitionOf(options, ["scopes", "ttlMs", "cacheScope"]);
-    return this.#register(this.resources, options.uri, { options, handler, definition }, "resources");
+    return this.#register(
+      this.resources,
+      options.uri,
+      { options, handler, definition },
+      "resources",
+    );
   }
 
   /** Registers a resource template (RFC 6570, levels 1 to 3). */
-  resourceTemplate(options: ResourceTemplateOptions, handler: ResourceTemplateHandler): Registration {
+  resourceTemplate(
+    options: ResourceTemplateOptions,
+    handler: ResourceTemplateHandler,
+  ): Registration {
     if (this.templates.has(options.uriTemplate)) {
       throw new TypeError(`Duplicate resource template: ${options.uriTemplate}`);
     }
@@ -233,7 +243,12 @@ export class McpServer {
     return capabilities;
   }
 
-  #register<T>(map: Map<string, T>, key: string, entry: T, kind: "tools" | "prompts" | "resources"): Registration {
+  #register<T>(
+    map: Map<string, T>,
+    key: string,
+    entry: T,
+    kind: "tools" | "prompts" | "resources",
+  ): Registration {
     map.set(key, entry);
     this.#emit({ kind });
     return {

@@ -35,7 +35,10 @@ async function importKey(secret: string | Uint8Array | undefined): Promise<Crypt
     secret === undefined
       ? crypto.getRandomValues(new Uint8Array(32))
       : new Uint8Array(
-          await crypto.subtle.digest("SHA-256", typeof secret === "string" ? utf8(secret) : new Uint8Array(secret)),
+          await crypto.subtle.digest(
+            "SHA-256",
+            typeof secret === "string" ? utf8(secret) : new Uint8Array(secret),
+          ),
         );
   return crypto.subtle.importKey("raw", material, "AES-GCM", false, ["encrypt", "decrypt"]);
 }

@@ -8,9 +8,7 @@ export interface StandardSchemaV1<Input = unknown, Output = Input> {
   readonly "~standard": {
     readonly version: 1;
     readonly vendor: string;
-    readonly validate: (
-      value: unknown,
-    ) => StandardResult<Output> | Promise<StandardResult<Output>>;
+    readonly validate: (value: unknown) => StandardResult<Output> | Promise<StandardResult<Output>>;
     /** Standard JSON Schema: converts the validator to JSON Schema. */
     readonly jsonSchema?: {
       readonly input: (options: { target: string }) => Record<string, unknown>;

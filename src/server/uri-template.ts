@@ -62,9 +62,7 @@ export function parseUriTemplate(template: string): UriTemplate {
   let last = 0;
   for (const found of template.matchAll(EXPRESSION)) {
     pattern += escapeRegex(template.slice(last, found.index));
-    const names = (found[2] ?? "")
-      .split(",")
-      .map((name) => name.replace(/(\*|:\d+)$/, "").trim());
+    const names = (found[2] ?? "").split(",").map((name) => name.replace(/(\*|:\d+)$/, "").trim());
     if (names.some((name) => !/^[A-Za-z0-9_.%]+$/.test(name))) {
       throw new TypeError(`Invalid URI template expression: ${found[0]}`);
     }

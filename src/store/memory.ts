@@ -38,8 +38,8 @@ function memoryBus(): EventBus {
       }
     },
     async subscribe(channel, listener) {
-      let listeners = channels.get(channel);
-      if (!listeners) channels.set(channel, (listeners = new Set()));
+      const listeners = channels.get(channel) ?? new Set();
+      channels.set(channel, listeners);
       listeners.add(listener);
       return async () => {
         listeners.delete(listener);
