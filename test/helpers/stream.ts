@@ -1,0 +1,61 @@
+import { createParser } from "eventsource-parser";
+
+/** Reads SSE messages from a live response body as they arrive. */
+export class SseReader {
+  readonly #queue: Record<string, unknown>[] = [];
+  readonly #waiters: (() => void)[] = [];
+  #ended = false;
+  readonly done: Promise<void>;
+  readonly comments: string[] = [];
+
+  constructor(body: ReadableStream<Uint8Array>) {
+    const parser = createParser({
+      onEvent: (event) => {
+        if (event.data) this.#push(JSON.parse(event.data));
+      },
+      onComment: (comment) => this.comments.push(comment),
+    });
+    const decoder = new TextDecoder();
+    const reader = body.getReader();
+    this.done = (async () => {
+      try {
+        for (;;) {
+          const { done, value } = await reader.read();
+          if (done) break;
+          parser.feed(decoder.decode(value, { stream: true }));
+        }
+      } catch {
+        // aborted by the test
+      } finally {
+        this.#ended = true;
+        for (const wake of this.#waiters.splice(0)) wake();
+      }
+    })();
+  }
+
+  /** The next message, or undefined if the stream ends first or `ms` pass. */
+  async next(ms = 2_000): Promise<Record<string, unknown> | undefined> {
+    const deadline = Date.now() + ms;
+    while (this.#queue.length === 0 && !this.#ended && Date.now() < deadline) {
+      await new Promise<void>((resolve) => {
+        this.#waiters.push(resolve);
+        setTimeout(resolve, Math.max(0, deadline - Date.now()));
+      });
+    }
+    return this.#queue.shift();
+  }
+
+  /** Messages already received and not yet taken. */
+  get pending(): number {
+    return this.#queue.length;
+  }
+
+  get ended(): boolean {
+    return this.#ended;
+  }
+
+  #push(message: Record<string, unknown>): void {
+    this.#queue.push(message);
+    for (const wake of this.#waiters.splice(0)) wake();
+  }
+}

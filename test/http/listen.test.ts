@@ -1,0 +1,139 @@
+import { afterEach, describe, expect, it } from "vitest";
+import { createMcpHandler, type McpHandler } from "../../src/index.js";
+import { createFixtureServer, type Probe } from "../helpers/fixture-server.js";
+import { modernHeaders, modernMeta } from "../helpers/modern.js";
+import { assertModernMessage } from "../helpers/spec.js";
+import { SseReader } from "../helpers/stream.js";
+import { type Mounted, mount } from "../helpers/transports.js";
+
+const SUBSCRIPTION = "io.modelcontextprotocol/subscriptionId";
+
+function request(id: number | string, method: string, params: Record<string, unknown>, meta?: Record<string, unknown>) {
+  return JSON.stringify({ jsonrpc: "2.0", id, method, params: { ...params, _meta: modernMeta({}, meta) } });
+}
+
+async function open(url: string, id: number | string, notifications: Record<string, unknown>, signal?: AbortSignal) {
+  const response = await fetch(url, {
+    method: "POST",
+    headers: modernHeaders("subscriptions/listen"),
+    body: request(id, "subscriptions/listen", { notifications }),
+    signal,
+  });
+  expect(response.status).toBe(200);
+  expect(response.headers.get("content-type")).toBe("text/event-stream");
+  return new SseReader(response.body!);
+}
+
+async function nextValid(reader: SseReader) {
+  const message = await reader.next();
+  if (message) assertModernMessage(message, "subscriptions/listen");
+  return message;
+}
+
+describe.each(["fetch", "node"] as const)("subscriptions/listen through %s", (transport) => {
+  let mounted: Mounted;
+  let mcp: McpHandler;
+  const probe: Probe = { aborted: [], started: [] };
+  const server = createFixtureServer(probe);
+  const setup = async (options = {}) => {
+    mcp = createMcpHandler(server, { secret: "s", ...options });
+    mounted = await mount(transport, mcp);
+    // Through fetch the URL is not reachable by a socket: route via the handler.
+    const url = mounted.url;
+    return transport === "fetch"
+      ? (id: number | string, filter: Record<string, unknown>, signal?: AbortSignal) =>
+          mcp
+            .fetch(new Request(url, { method: "POST", headers: modernHeaders("subscriptions/listen"), body: request(id, "subscriptions/listen", { notifications: filter }), signal }))
+            .then((response) => new SseReader(response.body!))
+      : (id: number | string, filter: Record<string, unknown>, signal?: AbortSignal) => open(url, id, filter, signal);
+  };
+  afterEach(() => mounted.close());
+
+  it("should acknowledge first, then deliver only what was asked for, tagged with the subscription id", async () => {
+    const listen = await setup();
+    const tools = await listen(7, { toolsListChanged: true, resourceSubscriptions: ["test://static"] });
+    const prompts = await listen("p", { promptsListChanged: true });
+    expect(await nextValid(tools)).toEqual({
+      jsonrpc: "2.0",
+      method: "notifications/subscriptions/acknowledged",
+      params: { notifications: { toolsListChanged: true, resourceSubscriptions: ["test://static"] }, _meta: { [SUBSCRIPTION]: 7 } },
+    });
+    expect((await nextValid(prompts))?.method).toBe("notifications/subscriptions/acknowledged");
+
+    server.notifyToolsListChanged();
+    server.notifyResourceUpdated("test://other");
+    server.notifyResourceUpdated("test://static");
+    server.notifyPromptsListChanged();
+
+    expect(await nextValid(tools)).toEqual({ jsonrpc: "2.0", method: "notifications/tools/list_changed", params: { _meta: { [SUBSCRIPTION]: 7 } } });
+    expect(await nextValid(tools)).toEqual({
+      jsonrpc: "2.0",
+      method: "notifications/resources/updated",
+      params: { uri: "test://static", _meta: { [SUBSCRIPTION]: 7 } },
+    });
+    expect(await nextValid(prompts)).toEqual({ jsonrpc: "2.0", method: "notifications/prompts/list_changed", params: { _meta: { [SUBSCRIPTION]: "p" } } });
+    // Nothing else arrives: the prompt change and the other resource were not asked for.
+    expect(await tools.next(200)).toBeUndefined();
+  });
+
+  it("should notify when a tool is registered or removed after start", async () => {
+    const listen = await setup();
+    const stream = await listen(1, { toolsListChanged: true });
+    await nextValid(stream);
+    const registration = server.tool({ name: "late_tool" }, () => "late");
+    expect((await nextValid(stream))?.method).toBe("notifications/tools/list_changed");
+    registration.remove();
+    expect((await nextValid(stream))?.method).toBe("notifications/tools/list_changed");
+  });
+
+  it("should end every stream with its own complete response on close()", async () => {
+    const listen = await setup();
+    const stream = await listen(42, { toolsListChanged: true });
+    await nextValid(stream);
+    await mcp.close();
+    expect(await nextValid(stream)).toEqual({
+      jsonrpc: "2.0",
+      id: 42,
+      result: { resultType: "complete", _meta: { [SUBSCRIPTION]: 42, "io.modelcontextprotocol/serverInfo": { name: "fixture", version: "1.0.0" } } },
+    });
+    await stream.done;
+    expect(stream.ended).toBe(true);
+  });
+
+  it("should send keep-alive comments on quiet streams", async () => {
+    const listen = await setup({ keepAliveMs: 50 });
+    const stream = await listen(1, { toolsListChanged: true });
+    await nextValid(stream);
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    expect(stream.comments.length).toBeGreaterThan(0);
+  });
+
+  it("should reject a malformed filter with -32602", async () => {
+    await setup();
+    const response = await mcp.fetch(
+      new Request(mounted.url, { method: "POST", headers: modernHeaders("subscriptions/listen"), body: request(1, "subscriptions/listen", { notifications: { toolsListChanged: "yes" } }) }),
+    );
+    expect(response.status).toBe(400);
+    expect((await response.json()).error.code).toBe(-32602);
+  });
+
+  it("should abort the handler and write nothing more when the client closes the stream", async () => {
+    await setup();
+    const controller = new AbortController();
+    const body = request(5, "tools/call", { name: "slow", arguments: {} }, { progressToken: 1 });
+    const headers = modernHeaders("tools/call", "slow");
+    const response =
+      transport === "fetch"
+        ? await mcp.fetch(new Request(mounted.url, { method: "POST", headers, body, signal: controller.signal }))
+        : await fetch(mounted.url, { method: "POST", headers, body, signal: controller.signal });
+    const reader = new SseReader(response.body!);
+    expect((await reader.next())?.method).toBe("notifications/progress");
+    const abortedBefore = probe.aborted.length;
+    if (transport === "fetch") await response.body?.cancel().catch(() => {});
+    controller.abort();
+    await reader.done;
+    for (let i = 0; i < 50 && probe.aborted.length === abortedBefore; i++) await new Promise((r) => setTimeout(r, 20));
+    expect(probe.aborted.length).toBe(abortedBefore + 1);
+    expect(reader.pending).toBe(0);
+  });
+});
