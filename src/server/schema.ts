@@ -135,14 +135,18 @@ function compileStandard(schema: StandardSchemaV1, role: "input" | "output"): Co
 }
 
 /**
- * Rewrites `anyOf: [T, {type: "null"}]` (what converters emit for optional-nullable fields) to
- * `T` with `default: null`: several clients reject the anyOf form.
+ * Rewrites `anyOf: [T, {type: "null"}]` and `type: [T, "null"]` (what converters emit for
+ * nullable fields) to `T` with `default: null`: several clients reject those forms.
  */
 export function simplifyNullable(schema: unknown): unknown {
   if (Array.isArray(schema)) return schema.map(simplifyNullable);
   if (!isObject(schema)) return schema;
   const out: JsonObject = {};
   for (const [key, value] of Object.entries(schema)) out[key] = simplifyNullable(value);
+  const type = out.type;
+  if (Array.isArray(type) && type.length === 2 && type.includes("null")) {
+    return { ...out, type: type.find((t) => t !== "null"), default: out.default ?? null };
+  }
   const anyOf = out.anyOf;
   if (Array.isArray(anyOf) && anyOf.length === 2) {
     const nullIndex = anyOf.findIndex(

@@ -43,7 +43,7 @@ function expressionPattern({ operator, names }: Expression): string {
       // Query parameters are parsed by name after matching, so their order may vary.
       return `(?:[?&]([^#]*))?`;
     default:
-      return names.map(() => "([^/?#,]*)").join(",");
+      return names.map(() => "([^/?#,]*?)").join(",");
   }
 }
 

@@ -1,0 +1,69 @@
+import { existsSync, readFileSync } from "node:fs";
+import { dirname, join, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
+import { describe, expect, it } from "vitest";
+
+const ROOT = resolve(fileURLToPath(new URL("../..", import.meta.url)));
+const pkg = JSON.parse(readFileSync(join(ROOT, "package.json"), "utf8"));
+
+/** Every module a built entry reaches through relative imports, with its bare imports. */
+function importGraph(entry: string): { files: Set<string>; bare: Set<string> } {
+  const files = new Set<string>();
+  const bare = new Set<string>();
+  const visit = (file: string) => {
+    if (files.has(file)) return;
+    files.add(file);
+    const source = readFileSync(file, "utf8");
+    for (const match of source.matchAll(/(?:import|export)\s[^'"]*?from\s*["']([^"']+)["']|import\(\s*["']([^"']+)["']\s*\)|import\s*["']([^"']+)["']/g)) {
+      const specifier = match[1] ?? match[2] ?? match[3]!;
+      if (specifier.startsWith(".")) visit(resolve(dirname(file), specifier));
+      else bare.add(specifier);
+    }
+  };
+  visit(entry);
+  return { files, bare };
+}
+
+describe("the published package", () => {
+  it("should be ESM, side-effect free and support Node 20", () => {
+    expect(pkg.type).toBe("module");
+    expect(pkg.sideEffects).toBe(false);
+    expect(pkg.engines.node).toBe(">=20");
+  });
+
+  it("should build every subpath export it declares", () => {
+    expect(Object.keys(pkg.exports)).toEqual([".", "./express", "./next", "./node"]);
+    for (const target of Object.values(pkg.exports) as { types: string; default: string }[]) {
+      expect(existsSync(join(ROOT, target.default)), target.default).toBe(true);
+      expect(existsSync(join(ROOT, target.types)), target.types).toBe(true);
+    }
+  });
+
+  it("should keep the Web-standard core free of node:, express and ioredis imports", () => {
+    for (const subpath of [".", "./next"]) {
+      const { bare } = importGraph(join(ROOT, pkg.exports[subpath].default));
+      const forbidden = [...bare].filter((s) => s.startsWith("node:") || /^(express|ioredis)(\/|$)/.test(s) || ["fs", "http", "crypto", "stream", "net", "path"].includes(s));
+      expect(forbidden, subpath).toEqual([]);
+      expect([...bare].sort(), subpath).toEqual(subpath === "." ? ["ajv", "ajv/dist/2020.js"] : []);
+    }
+  });
+
+  it("should pin the exported names", async () => {
+    const names = async (subpath: string) => Object.keys(await import(join(ROOT, pkg.exports[subpath].default))).sort();
+    expect(await names(".")).toEqual([
+      "ErrorCode",
+      "LEGACY_VERSIONS",
+      "MODERN_VERSION",
+      "MODERN_VERSIONS",
+      "McpError",
+      "McpServer",
+      "SUPPORTED_VERSIONS",
+      "createMcpHandler",
+      "isMcpError",
+      "memoryStore",
+    ]);
+    expect(await names("./express")).toEqual(["toExpress"]);
+    expect(await names("./next")).toEqual(["toNextRoute"]);
+    expect(await names("./node")).toEqual(["fromNodeRequest", "toNodeHandler", "writeNodeResponse"]);
+  });
+});
