@@ -15,7 +15,11 @@ const FRAMEWORKS: [string, AppFactory][] = [
   ["Express 4", () => express4() as unknown as express.Express],
 ];
 
-function body(method: string, params: Record<string, unknown> = {}, meta: Record<string, unknown> = {}) {
+function body(
+  method: string,
+  params: Record<string, unknown> = {},
+  meta: Record<string, unknown> = {},
+) {
   return { jsonrpc: "2.0", id: 1, method, params: { ...params, _meta: modernMeta({}, meta) } };
 }
 
@@ -68,7 +72,11 @@ describe.each(FRAMEWORKS)("toExpress on %s (supertest)", (_label, createApp) => 
     expect(response.headers["content-type"]).toBe("text/event-stream");
     const messages = parseSse(response.body as string) as Record<string, unknown>[];
     for (const message of messages) assertModernMessage(message, "tools/call");
-    expect(messages.map((m) => m.method ?? "response")).toEqual(["notifications/progress", "notifications/progress", "response"]);
+    expect(messages.map((m) => m.method ?? "response")).toEqual([
+      "notifications/progress",
+      "notifications/progress",
+      "response",
+    ]);
   });
 
   it("should leave deeper paths to the app", async () => {
@@ -78,14 +86,23 @@ describe.each(FRAMEWORKS)("toExpress on %s (supertest)", (_label, createApp) => 
 
   it("should answer bad input with a JSON-RPC error and keep serving", async () => {
     const app = build();
-    const malformed = await request(app).post("/v1/mcp").set(modernHeaders("tools/list")).send("{oops");
+    const malformed = await request(app)
+      .post("/v1/mcp")
+      .set(modernHeaders("tools/list"))
+      .send("{oops");
     expect(malformed.status).toBe(400);
     expect(malformed.body.error.code).toBe(-32700);
-    const wrongType = await request(app).post("/v1/mcp").set({ ...modernHeaders("tools/list"), "content-type": "text/plain" }).send("hello");
+    const wrongType = await request(app)
+      .post("/v1/mcp")
+      .set({ ...modernHeaders("tools/list"), "content-type": "text/plain" })
+      .send("hello");
     expect(wrongType.status).toBe(415);
     const get = await request(app).get("/v1/mcp").set("accept", "text/event-stream");
     expect(get.status).toBe(405);
-    const ok = await request(app).post("/v1/mcp").set(modernHeaders("tools/list")).send(body("tools/list"));
+    const ok = await request(app)
+      .post("/v1/mcp")
+      .set(modernHeaders("tools/list"))
+      .send(body("tools/list"));
     expect(ok.status).toBe(200);
   });
 });

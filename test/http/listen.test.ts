@@ -8,11 +8,26 @@ import { type Mounted, mount } from "../helpers/transports.js";
 
 const SUBSCRIPTION = "io.modelcontextprotocol/subscriptionId";
 
-function request(id: number | string, method: string, params: Record<string, unknown>, meta?: Record<string, unknown>) {
-  return JSON.stringify({ jsonrpc: "2.0", id, method, params: { ...params, _meta: modernMeta({}, meta) } });
+function request(
+  id: number | string,
+  method: string,
+  params: Record<string, unknown>,
+  meta?: Record<string, unknown>,
+) {
+  return JSON.stringify({
+    jsonrpc: "2.0",
+    id,
+    method,
+    params: { ...params, _meta: modernMeta({}, meta) },
+  });
 }
 
-async function open(url: string, id: number | string, notifications: Record<string, unknown>, signal?: AbortSignal) {
+async function open(
+  url: string,
+  id: number | string,
+  notifications: Record<string, unknown>,
+  signal?: AbortSignal,
+) {
   const response = await fetch(url, {
     method: "POST",
     headers: modernHeaders("subscriptions/listen"),
@@ -43,20 +58,34 @@ describe.each(["fetch", "node"] as const)("subscriptions/listen through %s", (tr
     return transport === "fetch"
       ? (id: number | string, filter: Record<string, unknown>, signal?: AbortSignal) =>
           mcp
-            .fetch(new Request(url, { method: "POST", headers: modernHeaders("subscriptions/listen"), body: request(id, "subscriptions/listen", { notifications: filter }), signal }))
+            .fetch(
+              new Request(url, {
+                method: "POST",
+                headers: modernHeaders("subscriptions/listen"),
+                body: request(id, "subscriptions/listen", { notifications: filter }),
+                signal,
+              }),
+            )
             .then((response) => new SseReader(response.body!))
-      : (id: number | string, filter: Record<string, unknown>, signal?: AbortSignal) => open(url, id, filter, signal);
+      : (id: number | string, filter: Record<string, unknown>, signal?: AbortSignal) =>
+          open(url, id, filter, signal);
   };
   afterEach(() => mounted.close());
 
   it("should acknowledge first, then deliver only what was asked for, tagged with the subscription id", async () => {
     const listen = await setup();
-    const tools = await listen(7, { toolsListChanged: true, resourceSubscriptions: ["test://static"] });
+    const tools = await listen(7, {
+      toolsListChanged: true,
+      resourceSubscriptions: ["test://static"],
+    });
     const prompts = await listen("p", { promptsListChanged: true });
     expect(await nextValid(tools)).toEqual({
       jsonrpc: "2.0",
       method: "notifications/subscriptions/acknowledged",
-      params: { notifications: { toolsListChanged: true, resourceSubscriptions: ["test://static"] }, _meta: { [SUBSCRIPTION]: 7 } },
+      params: {
+        notifications: { toolsListChanged: true, resourceSubscriptions: ["test://static"] },
+        _meta: { [SUBSCRIPTION]: 7 },
+      },
     });
     expect((await nextValid(prompts))?.method).toBe("notifications/subscriptions/acknowledged");
 
@@ -65,13 +94,21 @@ describe.each(["fetch", "node"] as const)("subscriptions/listen through %s", (tr
     server.notifyResourceUpdated("test://static");
     server.notifyPromptsListChanged();
 
-    expect(await nextValid(tools)).toEqual({ jsonrpc: "2.0", method: "notifications/tools/list_changed", params: { _meta: { [SUBSCRIPTION]: 7 } } });
+    expect(await nextValid(tools)).toEqual({
+      jsonrpc: "2.0",
+      method: "notifications/tools/list_changed",
+      params: { _meta: { [SUBSCRIPTION]: 7 } },
+    });
     expect(await nextValid(tools)).toEqual({
       jsonrpc: "2.0",
       method: "notifications/resources/updated",
       params: { uri: "test://static", _meta: { [SUBSCRIPTION]: 7 } },
     });
-    expect(await nextValid(prompts)).toEqual({ jsonrpc: "2.0", method: "notifications/prompts/list_changed", params: { _meta: { [SUBSCRIPTION]: "p" } } });
+    expect(await nextValid(prompts)).toEqual({
+      jsonrpc: "2.0",
+      method: "notifications/prompts/list_changed",
+      params: { _meta: { [SUBSCRIPTION]: "p" } },
+    });
     // Nothing else arrives: the prompt change and the other resource were not asked for.
     expect(await tools.next(200)).toBeUndefined();
   });
@@ -94,7 +131,13 @@ describe.each(["fetch", "node"] as const)("subscriptions/listen through %s", (tr
     expect(await nextValid(stream)).toEqual({
       jsonrpc: "2.0",
       id: 42,
-      result: { resultType: "complete", _meta: { [SUBSCRIPTION]: 42, "io.modelcontextprotocol/serverInfo": { name: "fixture", version: "1.0.0" } } },
+      result: {
+        resultType: "complete",
+        _meta: {
+          [SUBSCRIPTION]: 42,
+          "io.modelcontextprotocol/serverInfo": { name: "fixture", version: "1.0.0" },
+        },
+      },
     });
     await stream.done;
     expect(stream.ended).toBe(true);
@@ -111,7 +154,11 @@ describe.each(["fetch", "node"] as const)("subscriptions/listen through %s", (tr
   it("should reject a malformed filter with -32602", async () => {
     await setup();
     const response = await mcp.fetch(
-      new Request(mounted.url, { method: "POST", headers: modernHeaders("subscriptions/listen"), body: request(1, "subscriptions/listen", { notifications: { toolsListChanged: "yes" } }) }),
+      new Request(mounted.url, {
+        method: "POST",
+        headers: modernHeaders("subscriptions/listen"),
+        body: request(1, "subscriptions/listen", { notifications: { toolsListChanged: "yes" } }),
+      }),
     );
     expect(response.status).toBe(400);
     expect((await response.json()).error.code).toBe(-32602);
@@ -124,7 +171,9 @@ describe.each(["fetch", "node"] as const)("subscriptions/listen through %s", (tr
     const headers = modernHeaders("tools/call", "slow");
     const response =
       transport === "fetch"
-        ? await mcp.fetch(new Request(mounted.url, { method: "POST", headers, body, signal: controller.signal }))
+        ? await mcp.fetch(
+            new Request(mounted.url, { method: "POST", headers, body, signal: controller.signal }),
+          )
         : await fetch(mounted.url, { method: "POST", headers, body, signal: controller.signal });
     const reader = new SseReader(response.body!);
     expect((await reader.next())?.method).toBe("notifications/progress");
@@ -132,7 +181,8 @@ describe.each(["fetch", "node"] as const)("subscriptions/listen through %s", (tr
     if (transport === "fetch") await response.body?.cancel().catch(() => {});
     controller.abort();
     await reader.done;
-    for (let i = 0; i < 50 && probe.aborted.length === abortedBefore; i++) await new Promise((r) => setTimeout(r, 20));
+    for (let i = 0; i < 50 && probe.aborted.length === abortedBefore; i++)
+      await new Promise((r) => setTimeout(r, 20));
     expect(probe.aborted.length).toBe(abortedBefore + 1);
     expect(reader.pending).toBe(0);
   });

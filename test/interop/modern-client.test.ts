@@ -3,11 +3,10 @@ import type { AddressInfo } from "node:net";
 import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createExampleApp } from "../../examples/express/app.js";
-import type { McpHandler } from "../../src/index.js";
 
 describe("the official modern client (@modelcontextprotocol/client) against examples/express", () => {
   let httpServer: Server;
-  let mcp: McpHandler;
+  let mcp: ReturnType<typeof createExampleApp>["mcp"];
   let url: URL;
   const elicited: unknown[] = [];
 
@@ -43,7 +42,10 @@ describe("the official modern client (@modelcontextprotocol/client) against exam
   it("should connect in the modern era and read the server's identity", async () => {
     const client = await connect();
     expect(client.getProtocolEra()).toBe("modern");
-    expect(client.getServerVersion()).toMatchObject({ name: "mcp-mount-example", version: "0.1.0" });
+    expect(client.getServerVersion()).toMatchObject({
+      name: "mcp-mount-example",
+      version: "0.1.0",
+    });
     expect(client.getInstructions()).toContain("Utility tools");
     await client.close();
   });
@@ -87,8 +89,14 @@ describe("the official modern client (@modelcontextprotocol/client) against exam
     const client = await connect();
     const { prompts } = await client.listPrompts();
     expect(prompts.map((prompt) => prompt.name)).toEqual(["summarize"]);
-    const prompt = await client.getPrompt({ name: "summarize", arguments: { text: "MCP", style: "brief" } });
-    expect(prompt.messages[0]?.content).toEqual({ type: "text", text: "Summarise the following text (brief):\n\nMCP" });
+    const prompt = await client.getPrompt({
+      name: "summarize",
+      arguments: { text: "MCP", style: "brief" },
+    });
+    expect(prompt.messages[0]?.content).toEqual({
+      type: "text",
+      text: "Summarise the following text (brief):\n\nMCP",
+    });
     const completion = await client.complete({
       ref: { type: "ref/prompt", name: "summarize" },
       argument: { name: "style", value: "b" },
@@ -100,14 +108,23 @@ describe("the official modern client (@modelcontextprotocol/client) against exam
   it("should list and read resources and templates", async () => {
     const client = await connect();
     const { resources } = await client.listResources();
-    expect(resources.map((resource) => resource.uri)).toEqual(["notes://index", "notes://1", "notes://2"]);
+    expect(resources.map((resource) => resource.uri)).toEqual([
+      "notes://index",
+      "notes://1",
+      "notes://2",
+    ]);
     const index = await client.readResource({ uri: "notes://index" });
-    expect(index.contents).toEqual([{ uri: "notes://index", mimeType: "text/plain", text: "1: Buy milk\n2: Write the MCP talk" }]);
+    expect(index.contents).toEqual([
+      { uri: "notes://index", mimeType: "text/plain", text: "1: Buy milk\n2: Write the MCP talk" },
+    ]);
     const { resourceTemplates } = await client.listResourceTemplates();
     expect(resourceTemplates.map((template) => template.uriTemplate)).toEqual(["notes://{id}"]);
     const note = await client.readResource({ uri: "notes://2" });
     expect(note.contents[0]).toMatchObject({ text: "Write the MCP talk" });
-    const ids = await client.complete({ ref: { type: "ref/resource", uri: "notes://{id}" }, argument: { name: "id", value: "" } });
+    const ids = await client.complete({
+      ref: { type: "ref/resource", uri: "notes://{id}" },
+      argument: { name: "id", value: "" },
+    });
     expect(ids.completion.values).toEqual(["1", "2"]);
     await client.close();
   });

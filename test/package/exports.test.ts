@@ -14,7 +14,9 @@ function importGraph(entry: string): { files: Set<string>; bare: Set<string> } {
     if (files.has(file)) return;
     files.add(file);
     const source = readFileSync(file, "utf8");
-    for (const match of source.matchAll(/(?:import|export)\s[^'"]*?from\s*["']([^"']+)["']|import\(\s*["']([^"']+)["']\s*\)|import\s*["']([^"']+)["']/g)) {
+    for (const match of source.matchAll(
+      /(?:import|export)\s[^'"]*?from\s*["']([^"']+)["']|import\(\s*["']([^"']+)["']\s*\)|import\s*["']([^"']+)["']/g,
+    )) {
       const specifier = match[1] ?? match[2] ?? match[3]!;
       if (specifier.startsWith(".")) visit(resolve(dirname(file), specifier));
       else bare.add(specifier);
@@ -42,14 +44,20 @@ describe("the published package", () => {
   it("should keep the Web-standard core free of node:, express and ioredis imports", () => {
     for (const subpath of [".", "./next"]) {
       const { bare } = importGraph(join(ROOT, pkg.exports[subpath].default));
-      const forbidden = [...bare].filter((s) => s.startsWith("node:") || /^(express|ioredis)(\/|$)/.test(s) || ["fs", "http", "crypto", "stream", "net", "path"].includes(s));
+      const forbidden = [...bare].filter(
+        (s) =>
+          s.startsWith("node:") ||
+          /^(express|ioredis)(\/|$)/.test(s) ||
+          ["fs", "http", "crypto", "stream", "net", "path"].includes(s),
+      );
       expect(forbidden, subpath).toEqual([]);
       expect([...bare].sort(), subpath).toEqual(subpath === "." ? ["ajv", "ajv/dist/2020.js"] : []);
     }
   });
 
   it("should pin the exported names", async () => {
-    const names = async (subpath: string) => Object.keys(await import(join(ROOT, pkg.exports[subpath].default))).sort();
+    const names = async (subpath: string) =>
+      Object.keys(await import(join(ROOT, pkg.exports[subpath].default))).sort();
     expect(await names(".")).toEqual([
       "ErrorCode",
       "LEGACY_VERSIONS",
@@ -64,6 +72,10 @@ describe("the published package", () => {
     ]);
     expect(await names("./express")).toEqual(["toExpress"]);
     expect(await names("./next")).toEqual(["toNextRoute"]);
-    expect(await names("./node")).toEqual(["fromNodeRequest", "toNodeHandler", "writeNodeResponse"]);
+    expect(await names("./node")).toEqual([
+      "fromNodeRequest",
+      "toNodeHandler",
+      "writeNodeResponse",
+    ]);
   });
 });

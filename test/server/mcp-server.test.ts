@@ -6,7 +6,14 @@ describe("McpServer registration", () => {
 
   it("should refuse custom methods that would shadow protocol methods", () => {
     const s = server();
-    for (const name of ["tools/call", "initialize", "ping", "server/discover", "notifications/foo", "subscriptions/listen"]) {
+    for (const name of [
+      "tools/call",
+      "initialize",
+      "ping",
+      "server/discover",
+      "notifications/foo",
+      "subscriptions/listen",
+    ]) {
       expect(() => s.method(name, () => ({}))).toThrow(/reserved/);
     }
     expect(() => s.method("acme/report", () => ({}))).not.toThrow();
@@ -24,7 +31,13 @@ describe("McpServer registration", () => {
     const bad = [
       { type: "object", properties: { a: { type: "number", "x-mcp-header": "A" } } },
       { type: "object", properties: { a: { type: "string", "x-mcp-header": "Bad Name" } } },
-      { type: "object", properties: { a: { type: "string", "x-mcp-header": "X" }, b: { type: "string", "x-mcp-header": "x" } } },
+      {
+        type: "object",
+        properties: {
+          a: { type: "string", "x-mcp-header": "X" },
+          b: { type: "string", "x-mcp-header": "x" },
+        },
+      },
     ];
     bad.forEach((input, i) => {
       expect(() => s.tool({ name: `t${i}`, input }, () => "")).toThrow(/x-mcp-header/);

@@ -11,33 +11,56 @@ describe("compileSchema", () => {
       properties: { name: { $ref: "#nm" }, kind: { type: "string" } },
       additionalProperties: false,
       if: { properties: { kind: { const: "a" } } },
+      // biome-ignore lint/suspicious/noThenProperty: a JSON Schema keyword
       then: { required: ["name"] },
     };
     const compiled = compileSchema(schema, "input");
     expect(compiled.json).toBe(schema);
-    expect(compiled.validate({ kind: "a", name: "x" })).toEqual({ ok: true, value: { kind: "a", name: "x" } });
+    expect(compiled.validate({ kind: "a", name: "x" })).toEqual({
+      ok: true,
+      value: { kind: "a", name: "x" },
+    });
     expect(compiled.validate({ kind: "a" })).toMatchObject({ ok: false });
     expect(compiled.validate({ extra: 1 })).toMatchObject({ ok: false });
   });
 
   it("should support draft-07 when the schema names it", () => {
-    const compiled = compileSchema({ $schema: "http://json-schema.org/draft-07/schema#", type: "object", required: ["a"] }, "input");
+    const compiled = compileSchema(
+      { $schema: "http://json-schema.org/draft-07/schema#", type: "object", required: ["a"] },
+      "input",
+    );
     expect(compiled.validate({})).toMatchObject({ ok: false });
   });
 
   it("should refuse unsupported dialects, network $refs and oversized schemas at registration", () => {
-    expect(() => compileSchema({ $schema: "https://example.com/dialect", type: "object" }, "input")).toThrow(/dialect/);
-    expect(() => compileSchema({ type: "object", properties: { a: { $ref: "https://example.com/schema.json" } } }, "input")).toThrow();
+    expect(() =>
+      compileSchema({ $schema: "https://example.com/dialect", type: "object" }, "input"),
+    ).toThrow(/dialect/);
+    expect(() =>
+      compileSchema(
+        { type: "object", properties: { a: { $ref: "https://example.com/schema.json" } } },
+        "input",
+      ),
+    ).toThrow();
     let deep: Record<string, unknown> = { type: "string" };
     for (let i = 0; i < 40; i++) deep = { allOf: [deep] };
-    expect(() => compileSchema({ type: "object", properties: { a: deep } }, "input")).toThrow(/deeply/);
+    expect(() => compileSchema({ type: "object", properties: { a: deep } }, "input")).toThrow(
+      /deeply/,
+    );
   });
 
   it("should validate through Standard Schema and advertise its JSON Schema", async () => {
     const schema = z.object({ city: z.string(), days: z.number().int().optional() });
     const compiled = compileSchema(schema, "input");
-    expect(compiled.json).toMatchObject({ type: "object", properties: { city: { type: "string" } }, required: ["city"] });
-    expect(await compiled.validate({ city: "Oslo" })).toEqual({ ok: true, value: { city: "Oslo" } });
+    expect(compiled.json).toMatchObject({
+      type: "object",
+      properties: { city: { type: "string" } },
+      required: ["city"],
+    });
+    expect(await compiled.validate({ city: "Oslo" })).toEqual({
+      ok: true,
+      value: { city: "Oslo" },
+    });
     const failed = await compiled.validate({ city: 3 });
     expect(failed.ok).toBe(false);
     expect(failed.ok ? "" : failed.message).toContain("city");
