@@ -59,6 +59,7 @@ export function fromNodeRequest(req: IncomingMessage, res: ServerResponse): McpH
     },
     body: (limit) => readNodeBody(nodeReq, limit),
     signal: controller.signal,
+    localAddress: req.socket.localAddress,
   };
 }
 

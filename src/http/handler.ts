@@ -15,7 +15,7 @@ import type { McpStore } from "../store/types.js";
 import { type HandlerCore, type RequestInfo, toRequestInfo } from "./core.js";
 import { ListenHub } from "./listen-hub.js";
 import { handleModern } from "./modern.js";
-import { isOriginAllowed } from "./origin.js";
+import { isHostAllowed, isOriginAllowed } from "./origin.js";
 import { errorResponse } from "./responses.js";
 import type { McpHttpRequest, McpHttpResponse } from "./types.js";
 import { fromWebRequest, toWebResponse } from "./web.js";
@@ -28,6 +28,11 @@ export interface McpHandlerOptions {
   secret?: string | Uint8Array;
   /** Origins allowed to call the endpoint; "*" allows any. @default same-origin, plus loopback on loopback hosts */
   allowedOrigins?: readonly string[] | "*";
+  /**
+   * Host header values (names, or name:port) the endpoint answers to. @default on a loopback
+   * socket, loopback names only; otherwise any
+   */
+  allowedHosts?: readonly string[];
   /** Largest request body in bytes. @default 4 MiB */
   maxBodyBytes?: number;
   /** Lifetime of a sealed `requestState` in milliseconds. @default 300_000 */
@@ -138,6 +143,9 @@ export function createMcpHandler(server: McpServer, options: McpHandlerOptions =
         undefined,
         { "retry-after": "1" },
       );
+    if (!isHostAllowed(req.header("host"), req.localAddress, options.allowedHosts)) {
+      return errorResponse(403, ErrorCode.InvalidRequest, "Host not allowed");
+    }
     if (!isOriginAllowed(req.header("origin"), req.header("host"), options.allowedOrigins)) {
       return errorResponse(403, ErrorCode.InvalidRequest, "Origin not allowed");
     }

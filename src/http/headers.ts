@@ -4,7 +4,9 @@ import type { RegisteredTool } from "../server/mcp-server.js";
 import { fromBase64, fromUtf8 } from "../utils/base64.js";
 import type { McpHttpRequest } from "./types.js";
 
-const SENTINEL = /^=\?base64\?([A-Za-z0-9+/_-]*={0,2})\?=$/;
+const SENTINEL_PREFIX = "=?base64?";
+const SENTINEL_SUFFIX = "?=";
+const BASE64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/;
 /** Visible ASCII, space and tab (RFC 9110 field values). */
 const FIELD_VALUE = /^[\x20-\x7E\t]*$/;
 /** Longest mirrored header value we read. */
@@ -24,10 +26,15 @@ function mismatch(message: string): McpError {
 export function decodeHeaderValue(name: string, value: string): string {
   if (value.length > MAX_HEADER_VALUE) throw mismatch(`${name} header is too long`);
   if (!FIELD_VALUE.test(value)) throw mismatch(`${name} header has invalid characters`);
-  const encoded = SENTINEL.exec(value);
-  if (!encoded) return value;
+  const wrapped =
+    value.length >= SENTINEL_PREFIX.length + SENTINEL_SUFFIX.length &&
+    value.startsWith(SENTINEL_PREFIX) &&
+    value.endsWith(SENTINEL_SUFFIX);
+  if (!wrapped) return value;
+  const encoded = value.slice(SENTINEL_PREFIX.length, -SENTINEL_SUFFIX.length);
   try {
-    return fromUtf8(fromBase64(encoded[1] ?? ""));
+    if (!BASE64.test(encoded)) throw new Error("not base64");
+    return fromUtf8(fromBase64(encoded));
   } catch {
     throw mismatch(`${name} header has an invalid base64 value`);
   }
@@ -51,16 +58,10 @@ function sameValue(header: string, body: unknown): boolean {
 }
 
 /**
- * Checks the headers that mirror the body of a modern request (spec: transports, request
- * metadata): `MCP-Protocol-Version`, `Mcp-Method`, `Mcp-Name` and the tool's `Mcp-Param-*`.
+ * Checks that `MCP-Protocol-Version` mirrors the body's version (spec: transports, request
+ * metadata). A mismatch is a HeaderMismatch even when the body names an unknown version.
  */
-export function validateMirroredHeaders(
-  req: McpHttpRequest,
-  version: string,
-  method: string,
-  params: JsonObject,
-  tool: RegisteredTool | undefined,
-): void {
+export function validateVersionHeader(req: McpHttpRequest, version: string): void {
   const versionHeader = req.header("mcp-protocol-version");
   if (versionHeader === null) throw mismatch("MCP-Protocol-Version header is required");
   if (versionHeader !== version) {
@@ -68,6 +69,18 @@ export function validateMirroredHeaders(
       `MCP-Protocol-Version header '${versionHeader}' does not match body value '${version}'`,
     );
   }
+}
+
+/**
+ * Checks the other headers that mirror the body: `Mcp-Method`, `Mcp-Name` and the tool's
+ * `Mcp-Param-*`. Runs after {@link validateVersionHeader} and the version check.
+ */
+export function validateMirroredHeaders(
+  req: McpHttpRequest,
+  method: string,
+  params: JsonObject,
+  tool: RegisteredTool | undefined,
+): void {
   const methodHeader = req.header("mcp-method");
   if (methodHeader === null) throw mismatch("Mcp-Method header is required");
   if (methodHeader !== method) {

@@ -6,7 +6,7 @@ import type { RequestEnv } from "../server/context.js";
 import { dispatch, hasMethod } from "../server/dispatch.js";
 import type { Implementation } from "../server/types.js";
 import type { HandlerCore } from "./core.js";
-import { validateMirroredHeaders } from "./headers.js";
+import { validateMirroredHeaders, validateVersionHeader } from "./headers.js";
 import { type ListenFilter, parseListenFilter } from "./listen-hub.js";
 import { errorMessage, errorResponse, inBandStatus } from "./responses.js";
 import { SSE_HEADERS, SseStream } from "./sse.js";
@@ -51,6 +51,7 @@ export async function handleModern(
   let meta: ModernMeta;
   try {
     meta = readMeta(params);
+    validateVersionHeader(req, meta.version);
     if (!MODERN_VERSIONS.includes(meta.version)) {
       throw new McpError(
         ErrorCode.UnsupportedProtocolVersion,
@@ -65,7 +66,7 @@ export async function handleModern(
     if (id === undefined) return { status: 202, headers: {}, body: null };
     const tool =
       message.method === "tools/call" ? core.server.tools.get(params.name as string) : undefined;
-    validateMirroredHeaders(req, meta.version, message.method, params, tool);
+    validateMirroredHeaders(req, message.method, params, tool);
   } catch (error) {
     const known = isMcpError(error) ? error : invalidParams(String(error));
     return errorResponse(400, known.code, known.message, id, known.data);

@@ -4,17 +4,37 @@ function hostnameOf(host: string): string {
   return host.startsWith("[") ? host.slice(0, host.indexOf("]") + 1) : (host.split(":")[0] ?? "");
 }
 
+/** True for an address or host name that stays on this machine. */
+export function isLoopback(address: string): boolean {
+  return LOOPBACK.has(address) || address.startsWith("127.") || address === "::ffff:127.0.0.1";
+}
+
 /**
- * Whether a request's Origin may reach the server (DNS rebinding protection, spec: transports).
- * Without a configured list: same-origin requests, and loopback origins on a loopback host.
+ * Whether the Host header names this server (DNS rebinding protection). With a list, the host
+ * (or its name without the port) must be on it; without one, a server reached on a loopback
+ * address only answers to loopback names, so a rebound public name cannot reach it.
+ */
+export function isHostAllowed(
+  host: string | null,
+  localAddress: string | undefined,
+  allowed: readonly string[] | undefined,
+): boolean {
+  if (allowed)
+    return host !== null && (allowed.includes(host) || allowed.includes(hostnameOf(host)));
+  if (localAddress === undefined || !isLoopback(localAddress)) return true;
+  return host !== null && LOOPBACK.has(hostnameOf(host).toLowerCase());
+}
+
+/**
+ * Whether a request's Origin may reach the server (spec: transports, security). Without a
+ * configured list: same-origin requests, and loopback origins on a loopback host.
  */
 export function isOriginAllowed(
   origin: string | null,
   host: string | null,
   allowed: readonly string[] | "*" | undefined,
 ): boolean {
-  if (origin === null) return true;
-  if (allowed === "*") return true;
+  if (origin === null || allowed === "*") return true;
   if (allowed) return allowed.includes(origin);
   let url: URL;
   try {

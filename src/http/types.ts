@@ -17,6 +17,8 @@ export interface McpHttpRequest {
   body(limit: number): Promise<BodyResult>;
   /** Aborts when the client goes away. */
   readonly signal: AbortSignal;
+  /** The server-side address the request arrived on, when the host knows it. */
+  readonly localAddress?: string;
 }
 
 /** A transport-neutral HTTP response. */

@@ -42,6 +42,15 @@ export interface InputCollector {
   pending: JsonObject;
 }
 
+/** Minimal shape of each kind of answer; a malformed answer is asked for again (spec: mrtr). */
+const ANSWER_SHAPE: Record<string, (answer: JsonObject) => boolean> = {
+  "elicitation/create": (answer) =>
+    ["accept", "decline", "cancel"].includes(answer.action as string),
+  "sampling/createMessage": (answer) =>
+    typeof answer.role === "string" && (isObject(answer.content) || Array.isArray(answer.content)),
+  "roots/list": (answer) => Array.isArray(answer.roots),
+};
+
 const CAPABILITY_OF: Record<string, string> = {
   "elicitation/create": "elicitation",
   "sampling/createMessage": "sampling",
@@ -85,7 +94,8 @@ export function createContext(
       );
     }
     const answer = inputs.responses[key];
-    if (isObject(answer)) return Promise.resolve(answer);
+    if (isObject(answer) && ANSWER_SHAPE[method]?.(answer) !== false)
+      return Promise.resolve(answer);
     inputs.pending[key] = { method, params };
     return Promise.reject(new InputRequiredSignal());
   };

@@ -229,6 +229,23 @@ describe.each(TRANSPORTS)("modern era through %s", (transport) => {
       });
     });
 
+    it("should ask again when an answer has the wrong shape", async () => {
+      const r = await call(
+        send,
+        "tools/call",
+        { name: "confirm", arguments: {}, inputResponses: { confirm: 12345 } },
+        { capabilities: elicitation },
+      );
+      expect(r.result.resultType).toBe("input_required");
+      const wrongShape = await call(
+        send,
+        "tools/call",
+        { name: "confirm", arguments: {}, inputResponses: { confirm: { nothing: true } } },
+        { capabilities: elicitation },
+      );
+      expect(wrongShape.result.resultType).toBe("input_required");
+    });
+
     it("should collect inputs asked for concurrently in one round", async () => {
       const r = await call(
         send,
@@ -461,6 +478,48 @@ describe.each(TRANSPORTS)("modern era through %s", (transport) => {
         arguments: { query: "q" },
       });
       expect(omitted.status).toBe(200);
+    });
+
+    it("should reject a malformed base64 sentinel and take an unwrapped value literally", async () => {
+      const args = { region: "Hello", query: "q" };
+      const send1 = (region: string) =>
+        raw(
+          { ...modernHeaders("tools/call", "regional"), "mcp-param-region": region },
+          "tools/call",
+          {
+            name: "regional",
+            arguments: args,
+          },
+        );
+      expect((await send1("=?base64?SGVsbG8=?=")).status).toBe(200);
+      for (const bad of ["=?base64?SGVsbG8?=", "=?base64?SGVs!!!bG8=?="]) {
+        const { status, body: reply } = await send1(bad);
+        expect(status, bad).toBe(400);
+        expect(reply.error.code).toBe(-32020);
+      }
+      const literal = await raw(
+        { ...modernHeaders("tools/call", "regional"), "mcp-param-region": "=?base64?SGVsbG8=" },
+        "tools/call",
+        { name: "regional", arguments: { region: "=?base64?SGVsbG8=", query: "q" } },
+      );
+      expect(literal.status).toBe(200);
+    });
+
+    it("should answer a version header that disagrees with the body with -32020, before the version check", async () => {
+      const response = await send({
+        method: "POST",
+        headers: modernHeaders("server/discover"),
+        body: JSON.stringify({
+          jsonrpc: "2.0",
+          id: 302,
+          method: "server/discover",
+          params: {
+            _meta: { ...modernMeta(), "io.modelcontextprotocol/protocolVersion": "v999.0.0" },
+          },
+        }),
+      });
+      expect(response.status).toBe(400);
+      expect(JSON.parse(response.text)).toMatchObject({ id: 302, error: { code: -32020 } });
     });
 
     it("should answer -32022 with the supported versions for an unknown version", async () => {
