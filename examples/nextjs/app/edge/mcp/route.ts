@@ -1,0 +1,6 @@
+import { toNextRoute } from "mcp-mount/next";
+import { createExampleHandler } from "../../../lib/server";
+
+export const runtime = "edge";
+
+export const { GET, POST, DELETE } = toNextRoute(createExampleHandler("edge"));

@@ -1,0 +1,4 @@
+import { toNextRoute } from "mcp-mount/next";
+import { createExampleHandler } from "../../lib/server";
+
+export const { GET, POST, DELETE } = toNextRoute(createExampleHandler("nodejs"));

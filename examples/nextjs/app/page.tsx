@@ -1,0 +1,12 @@
+/** The home page: where the MCP endpoints are. */
+export default function Home() {
+  return (
+    <main>
+      <h1>mcp-mount on Next.js</h1>
+      <p>
+        MCP endpoints: <code>POST /mcp</code> (Node.js runtime) and <code>POST /edge/mcp</code>{" "}
+        (edge runtime).
+      </p>
+    </main>
+  );
+}

@@ -1,0 +1,90 @@
+import { createMcpHandler, type McpHandler, McpServer, type SchemaInput } from "mcp-mount";
+import { z } from "zod";
+
+/** The Next.js runtime a route runs on. */
+export type Runtime = "nodejs" | "edge";
+
+// ajv compiles a JSON Schema into code with `new Function`, which the edge runtime forbids
+// ("Code generation from strings disallowed for this context"), so there the tools declare
+// their input with zod: a Standard Schema validator that works without code generation.
+const inputs: Record<Runtime, Record<"echo" | "countdown", SchemaInput>> = {
+  nodejs: {
+    echo: { type: "object", properties: { text: { type: "string" } }, required: ["text"] },
+    countdown: {
+      type: "object",
+      properties: { n: { type: "integer", minimum: 1, maximum: 20 } },
+      required: ["n"],
+    },
+  },
+  edge: {
+    echo: z.object({ text: z.string() }),
+    countdown: z.object({ n: z.int().min(1).max(20) }),
+  },
+};
+
+/** The example's MCP endpoint for one runtime: echo, a runtime probe, a countdown and a greeting. */
+export function createExampleHandler(runtime: Runtime): McpHandler {
+  const server = new McpServer({
+    name: "mcp-mount-nextjs",
+    version: "0.1.0",
+    instructions: `Utility tools served by a Next.js route handler on the ${runtime} runtime.`,
+  });
+
+  server.tool<{ text: string }>(
+    {
+      name: "echo",
+      description: "Returns the text it is given",
+      input: inputs[runtime].echo,
+      annotations: { readOnlyHint: true, idempotentHint: true, openWorldHint: false },
+    },
+    ({ text }) => text,
+  );
+
+  server.tool(
+    {
+      name: "runtime",
+      description: "Names the Next.js runtime that actually serves this route",
+      annotations: { readOnlyHint: true },
+    },
+    () => ({ runtime: process.env.NEXT_RUNTIME ?? "unknown" }),
+  );
+
+  server.tool<{ n: number }>(
+    {
+      name: "countdown",
+      description: "Counts down from n, reporting progress as it goes",
+      input: inputs[runtime].countdown,
+    },
+    async ({ n }, ctx) => {
+      for (let i = 1; i <= n; i++) {
+        await ctx.progress(i, n, `${n - i} to go`);
+        await new Promise((resolve) => setTimeout(resolve, 10));
+        ctx.signal.throwIfAborted();
+      }
+      return "Lift-off!";
+    },
+  );
+
+  server.tool(
+    {
+      name: "greet",
+      description: "Asks the user for their name, then greets them",
+    },
+    async (_args, ctx) => {
+      const answer = await ctx.elicit("name", {
+        mode: "form",
+        message: "What is your name?",
+        requestedSchema: {
+          type: "object",
+          properties: { name: { type: "string", title: "Name" } },
+          required: ["name"],
+        },
+      });
+      const content = answer.content as { name?: string } | undefined;
+      if (answer.action !== "accept" || !content?.name) return "Hello, stranger.";
+      return `Hello, ${content.name}!`;
+    },
+  );
+
+  return createMcpHandler(server, { secret: process.env.MCP_SECRET });
+}

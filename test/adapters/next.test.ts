@@ -1,0 +1,235 @@
+import { fileURLToPath } from "node:url";
+import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import {
+  call,
+  modernHeaders,
+  modernMeta,
+  readExchange,
+  type Send,
+  viaUrl,
+} from "../helpers/modern.js";
+import { buildNextApp, type NextApp, startNextApp } from "../helpers/next-app.js";
+import { assertModernMessage } from "../helpers/spec.js";
+import { SseReader } from "../helpers/stream.js";
+
+const APP_DIR = fileURLToPath(new URL("../../examples/nextjs/", import.meta.url));
+const ENV = { MCP_SECRET: "next-test-secret" };
+/** Each route as [runtime, path]. */
+const ROUTES: [runtime: string, path: string][] = [
+  ["nodejs", "/mcp"],
+  ["edge", "/edge/mcp"],
+];
+
+let app: NextApp;
+
+// A real production build and server: what users deploy, not a mock of Next's request handling.
+beforeAll(async () => {
+  await buildNextApp(APP_DIR, ENV);
+  app = await startNextApp(APP_DIR, ENV);
+}, 300_000);
+afterAll(() => app?.close());
+
+describe.each(ROUTES)("examples/nextjs on the %s runtime (next start, %s)", (runtime, path) => {
+  const send: Send = (request) => viaUrl(app.origin + path)(request);
+  const post = (headers: Record<string, string>, body: string) =>
+    send({ method: "POST", headers, body });
+
+  it("should answer server/discover with the app's identity", async () => {
+    const { status, result } = await call(send, "server/discover");
+    expect(status).toBe(200);
+    expect(result.supportedVersions).toContain("2026-07-28");
+    expect(result.capabilities).toMatchObject({ tools: {} });
+    expect(result.instructions).toContain(`${runtime} runtime`);
+    expect(result._meta).toEqual({
+      "io.modelcontextprotocol/serverInfo": { name: "mcp-mount-nextjs", version: "0.1.0" },
+    });
+  });
+
+  it("should list the tools with their input schemas", async () => {
+    const { status, result } = await call(send, "tools/list");
+    expect(status).toBe(200);
+    const tools = result.tools as { name: string; inputSchema: Record<string, unknown> }[];
+    expect(tools.map((tool) => tool.name)).toEqual(["echo", "runtime", "countdown", "greet"]);
+    expect(tools[0]?.inputSchema).toMatchObject({
+      type: "object",
+      properties: { text: { type: "string" } },
+      required: ["text"],
+    });
+  });
+
+  it("should call echo and return the same text", async () => {
+    const { status, result } = await call(send, "tools/call", {
+      name: "echo",
+      arguments: { text: "hello from Next.js" },
+    });
+    expect(status).toBe(200);
+    expect(result.content).toEqual([{ type: "text", text: "hello from Next.js" }]);
+    expect(result.isError).toBeUndefined();
+  });
+
+  it(`should run the tools on the ${runtime} runtime`, async () => {
+    const { result } = await call(send, "tools/call", { name: "runtime", arguments: {} });
+    expect(result.structuredContent).toEqual({ runtime });
+  });
+
+  it("should report invalid arguments as an isError result", async () => {
+    const { status, result } = await call(send, "tools/call", {
+      name: "echo",
+      arguments: { text: 5 },
+    });
+    expect(status).toBe(200);
+    expect(result.isError).toBe(true);
+    expect(JSON.stringify(result.content)).toContain("text");
+  });
+
+  it("should stream progress over SSE as it happens, not buffered until the end", async () => {
+    const response = await fetch(app.origin + path, {
+      method: "POST",
+      headers: modernHeaders("tools/call", "countdown"),
+      body: JSON.stringify({
+        jsonrpc: "2.0",
+        id: "countdown-1",
+        method: "tools/call",
+        params: {
+          name: "countdown",
+          arguments: { n: 10 },
+          _meta: modernMeta({}, { progressToken: "p" }),
+        },
+      }),
+    });
+    expect(response.status).toBe(200);
+    expect(response.headers.get("content-type")).toBe("text/event-stream");
+    const reader = new SseReader(response.body!);
+    const arrivals: { message: Record<string, unknown>; at: number }[] = [];
+    for (let message = await reader.next(10_000); message; message = await reader.next(10_000)) {
+      assertModernMessage(message, "tools/call");
+      arrivals.push({ message, at: Date.now() });
+    }
+    const progress = arrivals.slice(0, -1).map(({ message }) => message.params);
+    expect(progress).toEqual(
+      Array.from({ length: 10 }, (_, i) => ({
+        progressToken: "p",
+        progress: i + 1,
+        total: 10,
+        message: `${9 - i} to go`,
+      })),
+    );
+    expect(arrivals.at(-1)?.message).toMatchObject({
+      id: "countdown-1",
+      result: { content: [{ type: "text", text: "Lift-off!" }] },
+    });
+    // The tool waits 10 ms between steps: a buffering host would deliver everything at once.
+    expect(arrivals.at(-1)!.at - arrivals[0]!.at).toBeGreaterThanOrEqual(50);
+  });
+
+  it("should ask for input, then finish on the retry with the sealed requestState", async () => {
+    const capabilities = { elicitation: {} };
+    const first = await call(
+      send,
+      "tools/call",
+      { name: "greet", arguments: {} },
+      { capabilities },
+    );
+    expect(first.status).toBe(200);
+    expect(first.result.resultType).toBe("input_required");
+    const requests = first.result.inputRequests as Record<string, { method: string }>;
+    expect(requests.name?.method).toBe("elicitation/create");
+    expect(typeof first.result.requestState).toBe("string");
+    const second = await call(
+      send,
+      "tools/call",
+      {
+        name: "greet",
+        arguments: {},
+        inputResponses: { name: { action: "accept", content: { name: "Ada" } } },
+        requestState: first.result.requestState,
+      },
+      { capabilities },
+    );
+    expect(second.result.content).toEqual([{ type: "text", text: "Hello, Ada!" }]);
+  });
+
+  it("should answer malformed JSON with 400 and -32700", async () => {
+    const response = await post(modernHeaders("tools/list"), '{"jsonrpc":"2.0",');
+    const { status, error } = readExchange(response, "tools/list");
+    expect(status).toBe(400);
+    expect(error?.code).toBe(-32700);
+  });
+
+  it("should answer a body that is not application/json with 415", async () => {
+    const headers = { ...modernHeaders("tools/list"), "content-type": "text/plain" };
+    const response = await post(headers, "{}");
+    const { status, error } = readExchange(response, "tools/list");
+    expect(status).toBe(415);
+    expect(error?.code).toBe(-32600);
+  });
+
+  it("should answer GET with 405 and Allow: POST", async () => {
+    const response = await send({ method: "GET", headers: { accept: "text/event-stream" } });
+    const { status, error, headers } = readExchange(response, "GET");
+    expect(status).toBe(405);
+    expect(headers.get("allow")).toBe("POST");
+    expect(error?.code).toBe(-32600);
+  });
+
+  it("should refuse a cross-origin request with 403", async () => {
+    const body = JSON.stringify({
+      jsonrpc: "2.0",
+      id: 1,
+      method: "tools/list",
+      params: { _meta: modernMeta() },
+    });
+    const response = await post(
+      { ...modernHeaders("tools/list"), origin: "https://evil.example" },
+      body,
+    );
+    const { status, error } = readExchange(response, "tools/list");
+    expect(status).toBe(403);
+    expect(error?.code).toBe(-32600);
+  });
+});
+
+describe.each(ROUTES)("the official modern client against the %s route (%s)", (_runtime, path) => {
+  async function connect(): Promise<Client> {
+    const client = new Client(
+      { name: "next-test", version: "1.0.0" },
+      {
+        versionNegotiation: { mode: { pin: "2026-07-28" } },
+        capabilities: { elicitation: { form: {} } },
+      },
+    );
+    client.setRequestHandler("elicitation/create", async () => ({
+      action: "accept",
+      content: { name: "Grace" },
+    }));
+    await client.connect(new StreamableHTTPClientTransport(new URL(app.origin + path)));
+    return client;
+  }
+
+  it("should list and call tools, with progress and an elicitation round trip", async () => {
+    const client = await connect();
+    try {
+      expect(client.getProtocolEra()).toBe("modern");
+      expect(client.getServerVersion()).toMatchObject({ name: "mcp-mount-nextjs" });
+      const { tools } = await client.listTools();
+      expect(tools.map((tool) => tool.name)).toEqual(["echo", "runtime", "countdown", "greet"]);
+      const echoed = await client.callTool({
+        name: "echo",
+        arguments: { text: "hi from the SDK" },
+      });
+      expect(echoed.content).toEqual([{ type: "text", text: "hi from the SDK" }]);
+      const progress: number[] = [];
+      const done = await client.callTool(
+        { name: "countdown", arguments: { n: 3 } },
+        { onprogress: (event: { progress: number }) => progress.push(event.progress) },
+      );
+      expect(done.content).toEqual([{ type: "text", text: "Lift-off!" }]);
+      expect(progress).toEqual([1, 2, 3]);
+      const greeted = await client.callTool({ name: "greet", arguments: {} });
+      expect(greeted.content).toEqual([{ type: "text", text: "Hello, Grace!" }]);
+    } finally {
+      await client.close();
+    }
+  });
+});
