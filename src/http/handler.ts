@@ -13,6 +13,7 @@ import { createStateSealer } from "../server/request-state.js";
 import { memoryStore } from "../store/memory.js";
 import type { McpStore } from "../store/types.js";
 import { type HandlerCore, type RequestInfo, toRequestInfo } from "./core.js";
+import { LegacyEra, type LegacyOptions } from "./legacy.js";
 import { ListenHub } from "./listen-hub.js";
 import { handleModern } from "./modern.js";
 import { isHostAllowed, isOriginAllowed } from "./origin.js";
@@ -45,6 +46,8 @@ export interface McpHandlerOptions {
   maxStreams?: number;
   /** Prefix of bus channels and store keys. @default "mcp:" */
   prefix?: string;
+  /** Serve legacy clients (2025-03-26 to 2025-11-25) too; false serves modern clients only. @default true */
+  legacy?: boolean | LegacyOptions;
   /** Called with errors the client only sees a safe summary of. */
   onError?: (error: unknown, context: { method?: string }) => void;
   /** Called once per request when it ends, for metrics and tracing. */
@@ -121,6 +124,10 @@ export function createMcpHandler(server: McpServer, options: McpHandlerOptions =
       }
     },
   };
+  const legacy =
+    options.legacy === false
+      ? undefined
+      : new LegacyEra(core, store, options.legacy === true ? {} : (options.legacy ?? {}));
   let closing = false;
 
   async function handle(req: McpHttpRequest): Promise<McpHttpResponse> {
@@ -149,6 +156,8 @@ export function createMcpHandler(server: McpServer, options: McpHandlerOptions =
     if (!isOriginAllowed(req.header("origin"), req.header("host"), options.allowedOrigins)) {
       return errorResponse(403, ErrorCode.InvalidRequest, "Origin not allowed");
     }
+    if (legacy && req.method === "GET") return legacy.get(req);
+    if (legacy && req.method === "DELETE") return legacy.delete(req);
     if (req.method !== "POST") {
       return errorResponse(
         405,
@@ -189,7 +198,10 @@ export function createMcpHandler(server: McpServer, options: McpHandlerOptions =
     if (!isObject(message))
       return errorResponse(400, ErrorCode.InvalidRequest, "Invalid JSON-RPC message");
     const id = isRequestId(message.id) ? message.id : undefined;
+    const sessionHeader = req.header("mcp-session-id") !== null;
     if (isResponse(message)) {
+      // Answers to server requests belong to legacy sessions; the modern era has none.
+      if (legacy && sessionHeader) return legacy.post(req, message);
       return errorResponse(
         400,
         ErrorCode.InvalidRequest,
@@ -199,7 +211,14 @@ export function createMcpHandler(server: McpServer, options: McpHandlerOptions =
     if (!isRequest(message) && !isNotification(message)) {
       return errorResponse(400, ErrorCode.InvalidRequest, "Invalid JSON-RPC message", id);
     }
-    if (isModern(message.params)) return handleModern(core, req, message);
+    // initialize with its own protocolVersion is legacy even when it also carries modern _meta.
+    const legacyInitialize =
+      message.method === "initialize" && typeof message.params?.protocolVersion === "string";
+    const modern = isModern(message.params);
+    if (modern && !legacyInitialize) return handleModern(core, req, message);
+    if (legacy && (legacyInitialize || sessionHeader || legacy.stateless)) {
+      return legacy.post(req, message);
+    }
     return errorResponse(
       400,
       ErrorCode.InvalidParams,
@@ -215,6 +234,7 @@ export function createMcpHandler(server: McpServer, options: McpHandlerOptions =
     async close() {
       if (closing) return;
       closing = true;
+      legacy?.close();
       await core.hub.close(server.info);
       await store.close();
     },

@@ -54,23 +54,49 @@ export function changeNotification(event: ChangeEvent): JsonRpcMessage {
   return { jsonrpc: "2.0", method: `notifications/${event.kind}/list_changed` };
 }
 
-interface Listener {
-  id: RequestId;
-  stream: SseStream;
-  filter: ListenFilter;
-  uris: Set<string>;
-}
-
-function wants(listener: Listener, event: ChangeEvent): boolean {
-  return event.kind === "resource"
-    ? listener.uris.has(event.uri)
-    : listener.filter[FLAG_OF[event.kind]] === true;
+/** Something that receives change events: a modern listen stream or a legacy GET stream. */
+export interface ChangeSink {
+  wants(event: ChangeEvent): boolean;
+  deliver(message: JsonRpcMessage): void;
+  /** Writes an SSE comment so idle connections stay open. */
+  keepAlive(): void;
+  /** Ends the sink on shutdown. */
+  end(serverInfo: unknown): void;
 }
 
 function tagged(message: JsonRpcMessage, id: RequestId): JsonRpcMessage {
   const params: JsonObject = "params" in message && message.params ? { ...message.params } : {};
   params._meta = { ...(isObject(params._meta) ? params._meta : {}), [MetaKey.subscriptionId]: id };
   return { ...message, params } as JsonRpcMessage;
+}
+
+/**
+ * A modern listen subscription on `stream`: acknowledges at once (spec: subscriptions), then
+ * tags everything with the listen request's id; on shutdown, answers the listen request.
+ */
+export function listenSink(id: RequestId, stream: SseStream, filter: ListenFilter): ChangeSink {
+  const uris = new Set(filter.resourceSubscriptions);
+  stream.send(
+    tagged(
+      {
+        jsonrpc: "2.0",
+        method: "notifications/subscriptions/acknowledged",
+        params: { notifications: { ...filter } },
+      },
+      id,
+    ),
+  );
+  return {
+    wants: (event) =>
+      event.kind === "resource" ? uris.has(event.uri) : filter[FLAG_OF[event.kind]] === true,
+    deliver: (message) => stream.send(tagged(message, id)),
+    keepAlive: () => stream.raw(":\n\n"),
+    end(serverInfo) {
+      const meta = { [MetaKey.subscriptionId]: id, [MetaKey.serverInfo]: serverInfo };
+      stream.send({ jsonrpc: "2.0", id, result: { resultType: "complete", _meta: meta } });
+      stream.close();
+    },
+  };
 }
 
 /** Options of {@link ListenHub}. */
@@ -84,11 +110,11 @@ export interface ListenHubOptions {
 }
 
 /**
- * Holds this process's listen streams and feeds them the change events every process publishes
- * on the bus; `server.notify*` publishes once and each process delivers to its own streams.
+ * Holds this process's long-lived streams and feeds them the change events every process
+ * publishes on the bus: `server.notify*` publishes once, each process delivers to its own sinks.
  */
 export class ListenHub {
-  readonly #listeners = new Set<Listener>();
+  readonly #sinks = new Set<ChangeSink>();
   readonly #options: ListenHubOptions;
   readonly #unsubscribe: Promise<() => Promise<void>>;
   readonly #stopServer: () => void;
@@ -107,65 +133,46 @@ export class ListenHub {
 
   /** True when another stream may open. */
   hasRoom(): boolean {
-    return this.#listeners.size < this.#options.maxStreams;
+    return this.#sinks.size < this.#options.maxStreams;
   }
 
-  /** Number of open streams. */
+  /** Number of open sinks. */
   get size(): number {
-    return this.#listeners.size;
+    return this.#sinks.size;
   }
 
-  /** Opens a listen subscription on `stream`: acknowledges, then delivers matching events. */
-  add(id: RequestId, stream: SseStream, filter: ListenFilter): void {
-    const listener: Listener = { id, stream, filter, uris: new Set(filter.resourceSubscriptions) };
-    stream.send(
-      tagged(
-        {
-          jsonrpc: "2.0",
-          method: "notifications/subscriptions/acknowledged",
-          params: { notifications: { ...filter } },
-        },
-        id,
-      ),
-    );
-    this.#listeners.add(listener);
-    stream.onClose(() => this.#listeners.delete(listener));
+  /** Adds a sink; returns the function that removes it. */
+  add(sink: ChangeSink): () => void {
+    this.#sinks.add(sink);
     this.#startKeepAlive();
+    return () => this.#sinks.delete(sink);
   }
 
-  /** Ends every subscription gracefully: its own `complete` response, then close. */
+  /** Ends every sink gracefully, then stops listening to the bus. */
   async close(serverInfo: unknown): Promise<void> {
     clearInterval(this.#keepAlive);
     this.#stopServer();
-    for (const listener of [...this.#listeners]) {
-      const meta = { [MetaKey.subscriptionId]: listener.id, [MetaKey.serverInfo]: serverInfo };
-      listener.stream.send({
-        jsonrpc: "2.0",
-        id: listener.id,
-        result: { resultType: "complete", _meta: meta },
-      });
-      listener.stream.close();
-    }
-    this.#listeners.clear();
+    for (const sink of [...this.#sinks]) sink.end(serverInfo);
+    this.#sinks.clear();
     await (await this.#unsubscribe.catch(() => async () => {}))();
   }
 
   #deliver(event: ChangeEvent): void {
     const message = changeNotification(event);
-    for (const listener of this.#listeners) {
-      if (wants(listener, event)) listener.stream.send(tagged(message, listener.id));
+    for (const sink of this.#sinks) {
+      if (sink.wants(event)) sink.deliver(message);
     }
   }
 
   #startKeepAlive(): void {
     if (this.#keepAlive || this.#options.keepAliveMs <= 0) return;
     this.#keepAlive = setInterval(() => {
-      if (this.#listeners.size === 0) {
+      if (this.#sinks.size === 0) {
         clearInterval(this.#keepAlive);
         this.#keepAlive = undefined;
         return;
       }
-      for (const listener of this.#listeners) listener.stream.raw(":\n\n");
+      for (const sink of this.#sinks) sink.keepAlive();
     }, this.#options.keepAliveMs);
     // Keep-alives alone must not hold the process open.
     (this.#keepAlive as { unref?: () => void }).unref?.();

@@ -7,7 +7,7 @@ import { dispatch, hasMethod } from "../server/dispatch.js";
 import type { Implementation } from "../server/types.js";
 import type { HandlerCore } from "./core.js";
 import { validateMirroredHeaders, validateVersionHeader } from "./headers.js";
-import { type ListenFilter, parseListenFilter } from "./listen-hub.js";
+import { type ListenFilter, listenSink, parseListenFilter } from "./listen-hub.js";
 import { errorMessage, errorResponse, inBandStatus } from "./responses.js";
 import { SSE_HEADERS, SseStream } from "./sse.js";
 import type { McpHttpRequest, McpHttpResponse } from "./types.js";
@@ -103,7 +103,7 @@ function listen(
     );
   }
   const stream = new SseStream();
-  core.hub.add(request.id, stream, filter);
+  stream.onClose(core.hub.add(listenSink(request.id, stream, filter)));
   return { status: 200, headers: { ...SSE_HEADERS }, body: stream.readable };
 }
 

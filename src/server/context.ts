@@ -22,6 +22,8 @@ export interface RequestEnv {
    * calls use multi round-trip requests.
    */
   request?: (method: string, params: JsonObject, signal: AbortSignal) => Promise<JsonObject>;
+  /** Closes the request's SSE stream early so the client polls back (legacy 2025-11-25 only). */
+  closeStream?: () => void;
   /** Reports errors the client does not see in full. */
   onError?: (error: unknown) => void;
 }
@@ -65,6 +67,8 @@ function requireCapability(env: RequestEnv, method: string, params: JsonObject):
     return;
   }
   const required = urlMode ? { elicitation: { url: {} } } : { [capability]: {} };
+  // A legacy session cannot be asked again with other capabilities: let the tool handle it.
+  if (env.era === "legacy") throw new Error(`The client does not support ${capability}`);
   throw new McpError(
     ErrorCode.MissingRequiredClientCapability,
     `The client did not declare the ${capability} capability this request needs`,
@@ -133,6 +137,7 @@ export function createContext(
       if (logger !== undefined) params.logger = logger;
       await env.send({ jsonrpc: "2.0", method: "notifications/message", params });
     },
+    closeStream: () => env.closeStream?.(),
     elicit: (key, params) => guarded(key, "elicitation/create", params),
     sample: (key, params) => guarded(key, "sampling/createMessage", params),
     roots: (key = "roots") => guarded(key, "roots/list", {}),

@@ -79,6 +79,11 @@ export interface HandlerContext {
   progress(progress: number, total?: number, message?: string): Promise<void>;
   /** Sends a log message when the request's level lets it through. */
   log(level: LogLevel, data: unknown, logger?: string): Promise<void>;
+  /**
+   * Closes this request's SSE stream early, asking the client to reconnect and poll for the rest
+   * (legacy 2025-11-25 resumable streams); a no-op where the era or transport has no such thing.
+   */
+  closeStream(): void;
   /** Asks the user for input through the client. */
   elicit(key: string, params: ElicitParams): Promise<JsonObject>;
   /** Asks the client's model for a completion. */

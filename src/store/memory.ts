@@ -1,9 +1,14 @@
+import { memoryEventLog, memorySessions } from "./memory-sessions.js";
 import type { BusMessage, EventBus, McpStore, NonceStore } from "./types.js";
 
 /** Options of {@link memoryStore}. */
 export interface MemoryStoreOptions {
   /** Most nonces remembered at once; the oldest are forgotten first. @default 100_000 */
   maxNonces?: number;
+  /** Idle time after which a legacy session expires. @default 1_800_000 (30 min) */
+  sessionIdleMs?: number;
+  /** Events kept per SSE stream for replay. @default 1_000 */
+  maxEventsPerStream?: number;
 }
 
 function memoryNonces(maxNonces: number): NonceStore {
@@ -51,9 +56,16 @@ function memoryBus(): EventBus {
 
 /** The in-process store: one process only, nothing survives a restart. */
 export function memoryStore(options: MemoryStoreOptions = {}): McpStore {
+  const sessions = memorySessions(options.sessionIdleMs ?? 30 * 60_000);
+  const sweeper = setInterval(sessions.sweep, 60_000);
+  (sweeper as { unref?: () => void }).unref?.();
   return {
     nonces: memoryNonces(options.maxNonces ?? 100_000),
     bus: memoryBus(),
-    async close() {},
+    sessions,
+    events: memoryEventLog(options.maxEventsPerStream ?? 1_000),
+    async close() {
+      clearInterval(sweeper);
+    },
   };
 }

@@ -1,3 +1,51 @@
+import type { JsonObject } from "../protocol/messages.js";
+
+/** A legacy session as every process sees it (PROTOCOL §3). */
+export interface SessionRecord {
+  id: string;
+  protocolVersion: string;
+  clientInfo?: JsonObject;
+  capabilities: JsonObject;
+  /** Minimum level set with `logging/setLevel`; every level passes while unset. */
+  logLevel?: string;
+  /** Resource URIs subscribed with `resources/subscribe`. */
+  subscriptions: string[];
+  /** Issuer and subject of the principal that opened the session; empty without auth. */
+  principal: string;
+  createdAt: number;
+}
+
+/** Legacy session records, with idle expiry. */
+export interface SessionStore {
+  /** Stores a new session; when `maxSessions` are live, the longest idle ones are evicted. */
+  create(record: SessionRecord, maxSessions: number): Promise<void>;
+  /** The live session, its idle clock reset; undefined when unknown, expired or deleted. */
+  get(id: string): Promise<SessionRecord | undefined>;
+  /** Changes the mutable fields of a live session. */
+  update(
+    id: string,
+    patch: Partial<Pick<SessionRecord, "logLevel" | "subscriptions">>,
+  ): Promise<void>;
+  /** Deletes a session; false when it did not exist. */
+  delete(id: string): Promise<boolean>;
+}
+
+/** One logged SSE event, replayed after `Last-Event-ID`. */
+export interface LoggedEvent {
+  id: string;
+  message: JsonObject;
+}
+
+/** The replay log of SSE streams (legacy resumability), capped per stream. */
+export interface EventLog {
+  /** Appends an event to a stream's log. */
+  append(stream: string, event: LoggedEvent): Promise<void>;
+  /** Events after `lastEventId` in order; undefined when the stream or event is unknown. */
+  after(stream: string, lastEventId: string): Promise<LoggedEvent[] | undefined>;
+  /** Forgets a stream's log. */
+  drop(stream: string): Promise<void>;
+}
+
 /** Claims single-use values across every process that shares the store. */
 export interface NonceStore {
   /** True the first time `key` is claimed within `ttlMs`; false on every later claim. */
@@ -18,6 +66,8 @@ export interface EventBus {
 export interface McpStore {
   readonly nonces: NonceStore;
   readonly bus: EventBus;
+  readonly sessions: SessionStore;
+  readonly events: EventLog;
   /** Releases connections and timers. */
   close(): Promise<void>;
 }

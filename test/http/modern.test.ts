@@ -274,7 +274,7 @@ describe.each(TRANSPORTS)("modern era through %s", (transport) => {
         { capabilities: elicitation },
       );
       const state = first.result.requestState as string;
-      const flipped = state.slice(0, -2) + (state.endsWith("A") ? "B" : "A") + state.slice(-1);
+      const flipped = `${state.slice(0, -2)}${state.at(-2) === "A" ? "B" : "A"}${state.slice(-1)}`;
       const retry = (params: Record<string, unknown>) =>
         call(send, "tools/call", params, { capabilities: elicitation });
       const answers = { confirm: { action: "accept", content: { ok: true } } };
@@ -569,14 +569,25 @@ describe.each(TRANSPORTS)("modern era through %s", (transport) => {
     const post = (body: string, headers: Record<string, string> = modernHeaders("tools/list")) =>
       send({ method: "POST", headers, body });
 
-    it.each([
-      ["GET", 405],
-      ["DELETE", 405],
-    ])("should answer %s with %i", async (method, status) => {
-      const response = await send({ method, headers: { accept: "text/event-stream" } });
-      expect(response.status).toBe(status);
-      expect(JSON.parse(response.text).error.code).toBe(-32600);
-      expect((await good()).result.content).toEqual([{ type: "text", text: "still here" }]);
+    it.each(["GET", "DELETE"])(
+      "should answer %s without a session with 400 on a dual-era endpoint",
+      async (method) => {
+        const response = await send({ method, headers: { accept: "text/event-stream" } });
+        expect(response.status).toBe(400);
+        expect(JSON.parse(response.text).error.code).toBe(-32600);
+        expect((await good()).result.content).toEqual([{ type: "text", text: "still here" }]);
+      },
+    );
+
+    it.each(["GET", "DELETE"])("should answer %s with 405 when legacy is off", async (method) => {
+      const modernOnly = createMcpHandler(createFixtureServer(), { secret: "s", legacy: false });
+      const response = await modernOnly.fetch(
+        new Request("http://127.0.0.1/mcp", { method, headers: { accept: "text/event-stream" } }),
+      );
+      expect(response.status).toBe(405);
+      expect(response.headers.get("allow")).toBe("POST");
+      expect((await response.json()).error.code).toBe(-32600);
+      await modernOnly.close();
     });
 
     it("should answer each malformed request with its status and JSON-RPC code, and keep serving", async () => {
