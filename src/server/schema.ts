@@ -1,3 +1,4 @@
+import { Validator } from "@cfworker/json-schema";
 import { Ajv, type ValidateFunction } from "ajv";
 import { Ajv2020 } from "ajv/dist/2020.js";
 import type { JsonObject } from "../protocol/messages.js";
@@ -52,27 +53,52 @@ const MAX_SCHEMA_NODES = 5_000;
 
 let ajv2020: Ajv2020 | undefined;
 let ajv07: Ajv | undefined;
+let codeGeneration: boolean | undefined;
 
-function validatorFor(schema: JsonObject): Ajv | Ajv2020 {
+/**
+ * Whether this runtime lets ajv generate code. Edge runtimes (Next.js edge, Workers) forbid
+ * `new Function`; there schemas are interpreted by @cfworker/json-schema instead.
+ */
+function canGenerateCode(): boolean {
+  if (codeGeneration === undefined) {
+    try {
+      codeGeneration = new Function("return true")() === true;
+    } catch {
+      codeGeneration = false;
+    }
+  }
+  return codeGeneration;
+}
+
+function dialectOf(schema: JsonObject): "2020-12" | "7" {
   const dialect = schema.$schema;
-  // strict: false lets annotations such as x-mcp-header through; no loadSchema, so a $ref to
-  // a network URI is never fetched and fails compilation instead.
-  if (dialect === undefined || dialect === DRAFT_2020) {
-    ajv2020 ??= new Ajv2020({ strict: false, allErrors: true, validateFormats: false });
-    return ajv2020;
-  }
-  if (typeof dialect === "string" && DRAFT_07.has(dialect)) {
-    ajv07 ??= new Ajv({ strict: false, allErrors: true, validateFormats: false });
-    return ajv07;
-  }
+  if (dialect === undefined || dialect === DRAFT_2020) return "2020-12";
+  if (typeof dialect === "string" && DRAFT_07.has(dialect)) return "7";
   throw new TypeError(`Unsupported JSON Schema dialect: ${String(dialect)}`);
 }
 
-function checkBounds(schema: unknown): void {
+function validatorFor(schema: JsonObject): Ajv | Ajv2020 {
+  // strict: false lets annotations such as x-mcp-header through; no loadSchema, so a $ref to
+  // a network URI is never fetched and fails compilation instead.
+  if (dialectOf(schema) === "2020-12") {
+    ajv2020 ??= new Ajv2020({ strict: false, allErrors: true, validateFormats: false });
+    return ajv2020;
+  }
+  ajv07 ??= new Ajv({ strict: false, allErrors: true, validateFormats: false });
+  return ajv07;
+}
+
+function checkBounds(schema: JsonObject): void {
   let nodes = 0;
+  const base = typeof schema.$id === "string" ? schema.$id : undefined;
   const walk = (value: unknown, depth: number): void => {
     if (depth > MAX_SCHEMA_DEPTH) throw new TypeError("JSON Schema is nested too deeply");
     if (++nodes > MAX_SCHEMA_NODES) throw new TypeError("JSON Schema has too many subschemas");
+    const ref = isObject(value) ? value.$ref : undefined;
+    // Network references are never dereferenced (spec: basic/index, $ref resolution).
+    if (typeof ref === "string" && ref.includes("://") && !(base && ref.startsWith(base))) {
+      throw new TypeError(`JSON Schema $ref to a network URI is not resolved: ${ref}`);
+    }
     if (Array.isArray(value)) for (const item of value) walk(item, depth + 1);
     else if (isObject(value)) for (const item of Object.values(value)) walk(item, depth + 1);
   };
@@ -91,9 +117,14 @@ function describeAjvErrors(validate: ValidateFunction): string {
 }
 
 /** Compiles a JSON Schema or Standard Schema once; throws on schemas we refuse to serve. */
-export function compileSchema(input: SchemaInput, role: "input" | "output"): CompiledSchema {
+export function compileSchema(
+  input: SchemaInput,
+  role: "input" | "output",
+  interpret = !canGenerateCode(),
+): CompiledSchema {
   if (isStandardSchema(input)) return compileStandard(input, role);
   checkBounds(input);
+  if (interpret) return compileInterpreted(input);
   const ajv = validatorFor(input);
   if (typeof input.$id === "string") ajv.removeSchema(input.$id);
   const validate = ajv.compile(input);
@@ -103,6 +134,22 @@ export function compileSchema(input: SchemaInput, role: "input" | "output"): Com
       return validate(value)
         ? { ok: true, value }
         : { ok: false, message: describeAjvErrors(validate) };
+    },
+  };
+}
+
+function compileInterpreted(schema: JsonObject): CompiledSchema {
+  const validator = new Validator(schema, dialectOf(schema), false);
+  return {
+    json: schema,
+    validate(value) {
+      const result = validator.validate(value);
+      if (result.valid) return { ok: true, value };
+      const message = result.errors
+        .filter((error) => error.keyword !== "properties" && error.keyword !== "$ref")
+        .map((error) => `${error.instanceLocation.replace(/^#/, "") || "(root)"} ${error.error}`)
+        .join("; ");
+      return { ok: false, message: message || "is invalid" };
     },
   };
 }

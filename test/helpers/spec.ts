@@ -93,3 +93,42 @@ export function assertModernMessage(message: unknown, method: string): void {
   }
   assertSchema("modern", "ServerNotification", message);
 }
+
+const LEGACY_RESULTS: Record<string, string> = {
+  initialize: "InitializeResult",
+  ping: "EmptyResult",
+  "logging/setLevel": "EmptyResult",
+  "resources/subscribe": "EmptyResult",
+  "resources/unsubscribe": "EmptyResult",
+  "tools/list": "ListToolsResult",
+  "tools/call": "CallToolResult",
+  "prompts/list": "ListPromptsResult",
+  "prompts/get": "GetPromptResult",
+  "resources/list": "ListResourcesResult",
+  "resources/templates/list": "ListResourceTemplatesResult",
+  "resources/read": "ReadResourceResult",
+  "completion/complete": "CompleteResult",
+};
+
+/** Validates one message the server emitted in a legacy (2025-11-25) session. */
+export function assertLegacyMessage(message: unknown, method: string): void {
+  const record = message as Record<string, unknown>;
+  if ("error" in record) {
+    assertSchema("legacy", "JSONRPCErrorResponse", message);
+    return;
+  }
+  if ("result" in record) {
+    assertSchema("legacy", "JSONRPCResultResponse", message);
+    assertSchema("legacy", LEGACY_RESULTS[method] ?? "Result", record.result);
+    if ("resultType" in (record.result as object))
+      throw new Error("resultType leaked into a legacy result");
+    return;
+  }
+  if ("id" in record) {
+    assertSchema("legacy", "JSONRPCRequest", message);
+    assertSchema("legacy", "ServerRequest", message);
+    return;
+  }
+  assertSchema("legacy", "JSONRPCNotification", message);
+  assertSchema("legacy", "ServerNotification", message);
+}

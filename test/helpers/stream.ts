@@ -6,17 +6,22 @@ export class SseReader {
   readonly #waiters: (() => void)[] = [];
   #ended = false;
   readonly done: Promise<void>;
+  readonly #reader: ReadableStreamDefaultReader<Uint8Array>;
   readonly comments: string[] = [];
+  /** The id of the last event received, for `Last-Event-ID`. */
+  lastEventId: string | undefined;
 
   constructor(body: ReadableStream<Uint8Array>) {
     const parser = createParser({
       onEvent: (event) => {
+        if (event.id) this.lastEventId = event.id;
         if (event.data) this.#push(JSON.parse(event.data));
       },
       onComment: (comment) => this.comments.push(comment),
     });
     const decoder = new TextDecoder();
     const reader = body.getReader();
+    this.#reader = reader;
     this.done = (async () => {
       try {
         for (;;) {
@@ -43,6 +48,12 @@ export class SseReader {
       });
     }
     return this.#queue.shift();
+  }
+
+  /** Cuts the connection from the client side. */
+  async cancel(): Promise<void> {
+    await this.#reader.cancel().catch(() => {});
+    await this.done;
   }
 
   /** Messages already received and not yet taken. */

@@ -79,6 +79,40 @@ describe("compileSchema", () => {
   });
 });
 
+describe("compileSchema without code generation (edge runtimes)", () => {
+  it("should validate 2020-12 and draft-07 schemas by interpretation", () => {
+    const schema = {
+      type: "object",
+      $defs: { name: { $anchor: "nm", type: "string", minLength: 1 } },
+      properties: { name: { $ref: "#nm" }, n: { type: "integer" } },
+      required: ["name"],
+      additionalProperties: false,
+    };
+    const compiled = compileSchema(schema, "input", true);
+    expect(compiled.validate({ name: "x", n: 2 })).toEqual({
+      ok: true,
+      value: { name: "x", n: 2 },
+    });
+    expect(compiled.validate({ name: "", n: 1.5, extra: true })).toMatchObject({ ok: false });
+    const draft07 = compileSchema(
+      { $schema: "http://json-schema.org/draft-07/schema#", type: "object", required: ["a"] },
+      "input",
+      true,
+    );
+    expect(draft07.validate({})).toMatchObject({ ok: false });
+  });
+
+  it("should still refuse network $refs", () => {
+    expect(() =>
+      compileSchema(
+        { type: "object", properties: { a: { $ref: "https://example.com/s.json" } } },
+        "input",
+        true,
+      ),
+    ).toThrow(/network/);
+  });
+});
+
 describe("simplifyNullable", () => {
   it("should leave other anyOf forms alone", () => {
     const schema = { anyOf: [{ type: "string" }, { type: "number" }] };

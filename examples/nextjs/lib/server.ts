@@ -4,22 +4,11 @@ import { z } from "zod";
 /** The Next.js runtime a route runs on. */
 export type Runtime = "nodejs" | "edge";
 
-// ajv compiles a JSON Schema into code with `new Function`, which the edge runtime forbids
-// ("Code generation from strings disallowed for this context"), so there the tools declare
-// their input with zod: a Standard Schema validator that works without code generation.
-const inputs: Record<Runtime, Record<"echo" | "countdown", SchemaInput>> = {
-  nodejs: {
-    echo: { type: "object", properties: { text: { type: "string" } }, required: ["text"] },
-    countdown: {
-      type: "object",
-      properties: { n: { type: "integer", minimum: 1, maximum: 20 } },
-      required: ["n"],
-    },
-  },
-  edge: {
-    echo: z.object({ text: z.string() }),
-    countdown: z.object({ n: z.int().min(1).max(20) }),
-  },
+// Plain JSON Schema works on both runtimes (interpreted where the edge forbids code
+// generation); zod, or any Standard Schema validator, works as well.
+const inputs: Record<"echo" | "countdown", SchemaInput> = {
+  echo: { type: "object", properties: { text: { type: "string" } }, required: ["text"] },
+  countdown: z.object({ n: z.int().min(1).max(20) }),
 };
 
 /** The example's MCP endpoint for one runtime: echo, a runtime probe, a countdown and a greeting. */
@@ -34,7 +23,7 @@ export function createExampleHandler(runtime: Runtime): McpHandler {
     {
       name: "echo",
       description: "Returns the text it is given",
-      input: inputs[runtime].echo,
+      input: inputs.echo,
       annotations: { readOnlyHint: true, idempotentHint: true, openWorldHint: false },
     },
     ({ text }) => text,
@@ -53,7 +42,7 @@ export function createExampleHandler(runtime: Runtime): McpHandler {
     {
       name: "countdown",
       description: "Counts down from n, reporting progress as it goes",
-      input: inputs[runtime].countdown,
+      input: inputs.countdown,
     },
     async ({ n }, ctx) => {
       for (let i = 1; i <= n; i++) {
