@@ -97,8 +97,10 @@ describe.each(FRAMEWORKS)("toExpress on %s (supertest)", (_label, createApp) => 
       .set({ ...modernHeaders("tools/list"), "content-type": "text/plain" })
       .send("hello");
     expect(wrongType.status).toBe(415);
+    // A GET belongs to a legacy session: without one it is a bad request.
     const get = await request(app).get("/v1/mcp").set("accept", "text/event-stream");
-    expect(get.status).toBe(405);
+    expect(get.status).toBe(400);
+    expect(get.body.error.code).toBe(-32600);
     const ok = await request(app)
       .post("/v1/mcp")
       .set(modernHeaders("tools/list"))

@@ -75,5 +75,9 @@ export function createExampleHandler(runtime: Runtime): McpHandler {
     },
   );
 
-  return createMcpHandler(server, { secret: process.env.MCP_SECRET });
+  // Edge isolates share no memory, so legacy clients are served there without sessions.
+  return createMcpHandler(server, {
+    secret: process.env.MCP_SECRET,
+    legacy: runtime === "edge" ? { stateless: true } : true,
+  });
 }

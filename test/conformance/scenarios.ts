@@ -1,0 +1,48 @@
+/**
+ * Scenario names each conformance run must report, in the CLI's order. Pinned with the suite
+ * versions in package.json, so a scenario that silently stops running fails its own test.
+ */
+
+/** `@modelcontextprotocol/conformance@0.2.0-alpha.12 server --suite all --spec-version 2026-07-28`. */
+export const ALPHA_12_AT_2026_07_28 = [
+  "server-stateless",
+  "completion-complete",
+  "tools-list",
+  "tools-call-simple-text",
+  "tools-call-image",
+  "tools-call-audio",
+  "tools-call-embedded-resource",
+  "tools-call-mixed-content",
+  "tools-call-error",
+  "tools-call-with-progress",
+  "json-schema-2020-12",
+  "server-sse-multiple-streams",
+  "resources-list",
+  "resources-read-text",
+  "resources-read-binary",
+  "resources-templates-read",
+  "sep-2164-resource-not-found",
+  "prompts-list",
+  "prompts-get-simple",
+  "prompts-get-with-args",
+  "prompts-get-embedded-resource",
+  "prompts-get-with-image",
+  "dns-rebinding-protection",
+  "caching",
+  "http-header-validation",
+  "http-custom-header-server-validation",
+  "input-required-result-basic-elicitation",
+  "input-required-result-basic-sampling",
+  "input-required-result-basic-list-roots",
+  "input-required-result-request-state",
+  "input-required-result-multiple-input-requests",
+  "input-required-result-multi-round",
+  "input-required-result-missing-input-response",
+  "input-required-result-non-tool-request",
+  "input-required-result-result-type",
+  "input-required-result-unsupported-methods",
+  "input-required-result-tampered-state",
+  "input-required-result-capability-check",
+  "input-required-result-ignore-extra-params",
+  "input-required-result-validate-input",
+] as const;
