@@ -365,7 +365,7 @@ export class LegacyEra {
           runtime.request(open(), method, requestParams, signal),
         closeStream:
           record.protocolVersion >= PRIMING_VERSION
-            ? () => stream?.detach(this.#options.retryMs)
+            ? () => open().detach(this.#options.retryMs)
             : undefined,
         onError: (error) => this.#core.reportError(error, request.method),
       };

@@ -9,13 +9,14 @@ import {
   startConformanceServer,
   tempResultsDir,
 } from "./harness.js";
-import { ALPHA_12_AT_2026_07_28 } from "./scenarios.js";
+import { ALPHA_12_AT_2025_11_25, ALPHA_12_AT_2026_07_28, STABLE_0_1_16 } from "./scenarios.js";
 
 // The official conformance suite against examples/conformance/server.ts (which serves dist/, so
 // `npm test` builds first). Set CONFORMANCE_OUTPUT_DIR to keep every scenario's checks.json, and
 // CONFORMANCE_NODE to a Node 22+ binary to skip fetching one with npx.
 
 const ALPHA_12 = "node_modules/@modelcontextprotocol/conformance/dist/index.js";
+const STABLE = "node_modules/conformance-stable/dist/index.js";
 
 /** One line per suite run; each must report every scenario it lists. */
 const SUITES: ConformanceSuite[] = [
@@ -25,6 +26,13 @@ const SUITES: ConformanceSuite[] = [
     args: ["--suite", "all", "--spec-version", "2026-07-28"],
     scenarios: ALPHA_12_AT_2026_07_28,
   },
+  {
+    name: "alpha.12 at 2025-11-25",
+    cli: ALPHA_12,
+    args: ["--suite", "all", "--spec-version", "2025-11-25"],
+    scenarios: ALPHA_12_AT_2025_11_25,
+  },
+  { name: "0.1.16", cli: STABLE, args: ["--suite", "all"], scenarios: STABLE_0_1_16 },
 ];
 
 /** Budget for one suite run; the CLI allows 30 s per scenario but a healthy run takes seconds. */

@@ -46,3 +46,45 @@ export const ALPHA_12_AT_2026_07_28 = [
   "input-required-result-ignore-extra-params",
   "input-required-result-validate-input",
 ] as const;
+
+/** `@modelcontextprotocol/conformance@0.2.0-alpha.12 server --suite all --spec-version 2025-11-25`. */
+export const ALPHA_12_AT_2025_11_25 = [
+  "server-initialize",
+  "server-session-lifecycle",
+  "logging-set-level",
+  "ping",
+  "completion-complete",
+  "tools-list",
+  "tools-call-simple-text",
+  "tools-call-image",
+  "tools-call-audio",
+  "tools-call-embedded-resource",
+  "tools-call-mixed-content",
+  "tools-call-with-logging",
+  "tools-call-error",
+  "tools-call-with-progress",
+  "tools-call-sampling",
+  "tools-call-elicitation",
+  "json-schema-2020-12",
+  "elicitation-sep1034-defaults",
+  "server-sse-polling",
+  "server-sse-multiple-streams",
+  "elicitation-sep1330-enums",
+  "resources-list",
+  "resources-read-text",
+  "resources-read-binary",
+  "resources-templates-read",
+  "resources-subscribe",
+  "resources-unsubscribe",
+  "prompts-list",
+  "prompts-get-simple",
+  "prompts-get-with-args",
+  "prompts-get-embedded-resource",
+  "prompts-get-with-image",
+  "dns-rebinding-protection",
+];
+
+/** `@modelcontextprotocol/conformance@0.1.16 server --suite all` (the stable, legacy-wire suite). */
+export const STABLE_0_1_16 = ALPHA_12_AT_2025_11_25.filter(
+  (name) => name !== "server-session-lifecycle",
+);
