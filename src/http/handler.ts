@@ -1,5 +1,4 @@
 import { ErrorCode } from "../protocol/errors.js";
-import type { JsonObject } from "../protocol/messages.js";
 import {
   isNotification,
   isObject,
@@ -9,6 +8,7 @@ import {
 } from "../protocol/messages.js";
 import { MetaKey } from "../protocol/versions.js";
 import type { McpServer } from "../server/mcp-server.js";
+import { isModernRequest } from "../server/modern-meta.js";
 import { createStateSealer } from "../server/request-state.js";
 import { memoryStore } from "../store/memory.js";
 import type { McpStore } from "../store/types.js";
@@ -211,12 +211,8 @@ export function createMcpHandler(server: McpServer, options: McpHandlerOptions =
     if (!isRequest(message) && !isNotification(message)) {
       return errorResponse(400, ErrorCode.InvalidRequest, "Invalid JSON-RPC message", id);
     }
-    // initialize with its own protocolVersion is legacy even when it also carries modern _meta.
-    const legacyInitialize =
-      message.method === "initialize" && typeof message.params?.protocolVersion === "string";
-    const modern = isModern(message.params);
-    if (modern && !legacyInitialize) return handleModern(core, req, message);
-    if (legacy && (legacyInitialize || sessionHeader || legacy.stateless)) {
+    if (isModernRequest(message.method, message.params)) return handleModern(core, req, message);
+    if (legacy && (message.method === "initialize" || sessionHeader || legacy.stateless)) {
       return legacy.post(req, message);
     }
     return errorResponse(
@@ -239,12 +235,4 @@ export function createMcpHandler(server: McpServer, options: McpHandlerOptions =
       await store.close();
     },
   };
-}
-
-function isModern(params: JsonObject | undefined): boolean {
-  return (
-    isObject(params) &&
-    isObject(params._meta) &&
-    params._meta[MetaKey.protocolVersion] !== undefined
-  );
 }

@@ -1,44 +1,14 @@
 import { ErrorCode, invalidParams, isMcpError, McpError } from "../protocol/errors.js";
 import type { JsonObject, JsonRpcNotification, JsonRpcRequest } from "../protocol/messages.js";
-import { isObject } from "../protocol/messages.js";
-import { isLogLevel, MetaKey, MODERN_VERSIONS } from "../protocol/versions.js";
 import type { RequestEnv } from "../server/context.js";
 import { dispatch, hasMethod } from "../server/dispatch.js";
-import type { Implementation } from "../server/types.js";
+import { type ModernMeta, readModernMeta, unsupportedVersion } from "../server/modern-meta.js";
 import type { HandlerCore } from "./core.js";
 import { validateMirroredHeaders, validateVersionHeader } from "./headers.js";
 import { type ListenFilter, listenSink, parseListenFilter } from "./listen-hub.js";
 import { errorMessage, errorResponse, inBandStatus } from "./responses.js";
 import { SSE_HEADERS, SseStream } from "./sse.js";
 import type { McpHttpRequest, McpHttpResponse } from "./types.js";
-
-/** What every modern request carries in `_meta` (spec: basic/index, per-request fields). */
-interface ModernMeta {
-  version: string;
-  capabilities: JsonObject;
-  clientInfo: Implementation | undefined;
-  logLevel: RequestEnv["logLevel"];
-}
-
-function readMeta(params: JsonObject): ModernMeta {
-  const meta = isObject(params._meta) ? params._meta : {};
-  const version = meta[MetaKey.protocolVersion];
-  const capabilities = meta[MetaKey.clientCapabilities];
-  if (typeof version !== "string")
-    throw invalidParams(`_meta["${MetaKey.protocolVersion}"] is required`);
-  if (!isObject(capabilities))
-    throw invalidParams(`_meta["${MetaKey.clientCapabilities}"] is required`);
-  const logLevel = meta[MetaKey.logLevel];
-  if (logLevel !== undefined && !isLogLevel(logLevel))
-    throw invalidParams(`Unknown log level: ${String(logLevel)}`);
-  const clientInfo = meta[MetaKey.clientInfo];
-  return {
-    version,
-    capabilities,
-    clientInfo: isObject(clientInfo) ? (clientInfo as unknown as Implementation) : undefined,
-    logLevel,
-  };
-}
 
 /** Serves one modern-era (2026-07-28) message: stateless, everything from the request. */
 export async function handleModern(
@@ -50,18 +20,10 @@ export async function handleModern(
   const params = message.params ?? {};
   let meta: ModernMeta;
   try {
-    meta = readMeta(params);
+    meta = readModernMeta(params);
     validateVersionHeader(req, meta.version);
-    if (!MODERN_VERSIONS.includes(meta.version)) {
-      throw new McpError(
-        ErrorCode.UnsupportedProtocolVersion,
-        `Unsupported protocol version: ${meta.version}`,
-        {
-          supported: [...MODERN_VERSIONS],
-          requested: meta.version,
-        },
-      );
-    }
+    const unsupported = unsupportedVersion(meta.version);
+    if (unsupported) throw unsupported;
     // The spec defines no client notifications over modern HTTP; accept and drop them.
     if (id === undefined) return { status: 202, headers: {}, body: null };
     const tool =
