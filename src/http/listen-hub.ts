@@ -4,7 +4,6 @@ import { isObject } from "../protocol/messages.js";
 import { MetaKey } from "../protocol/versions.js";
 import type { ChangeEvent, McpServer } from "../server/mcp-server.js";
 import type { EventBus } from "../store/types.js";
-import type { SseStream } from "./sse.js";
 
 /** What a `subscriptions/listen` request asked for (spec: patterns/subscriptions). */
 export interface ListenFilter {
@@ -54,6 +53,14 @@ export function changeNotification(event: ChangeEvent): JsonRpcMessage {
   return { jsonrpc: "2.0", method: `notifications/${event.kind}/list_changed` };
 }
 
+/** Where a listen subscription writes: an SSE stream, or a stdio channel. */
+export interface MessageWriter {
+  send(message: JsonRpcMessage): unknown;
+  /** Writes transport-level text such as an SSE comment; may do nothing. */
+  raw(text: string): unknown;
+  close(): void;
+}
+
 /** Something that receives change events: a modern listen stream or a legacy GET stream. */
 export interface ChangeSink {
   wants(event: ChangeEvent): boolean;
@@ -74,7 +81,7 @@ function tagged(message: JsonRpcMessage, id: RequestId): JsonRpcMessage {
  * A modern listen subscription on `stream`: acknowledges at once (spec: subscriptions), then
  * tags everything with the listen request's id; on shutdown, answers the listen request.
  */
-export function listenSink(id: RequestId, stream: SseStream, filter: ListenFilter): ChangeSink {
+export function listenSink(id: RequestId, stream: MessageWriter, filter: ListenFilter): ChangeSink {
   const uris = new Set(filter.resourceSubscriptions);
   stream.send(
     tagged(

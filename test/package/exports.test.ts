@@ -34,7 +34,7 @@ describe("the published package", () => {
   });
 
   it("should build every subpath export it declares", () => {
-    expect(Object.keys(pkg.exports)).toEqual([".", "./express", "./next", "./node"]);
+    expect(Object.keys(pkg.exports)).toEqual([".", "./express", "./next", "./node", "./stdio"]);
     for (const target of Object.values(pkg.exports) as { types: string; default: string }[]) {
       expect(existsSync(join(ROOT, target.default)), target.default).toBe(true);
       expect(existsSync(join(ROOT, target.types)), target.types).toBe(true);
