@@ -88,10 +88,11 @@ export function serveStdio(server: McpServer, options: StdioOptions = {}): Stdio
   let nextServerRequest = 0;
   let closed = false;
 
-  const write = (message: JsonRpcMessage) => {
+  const write = (message: JsonRpcMessage): undefined => {
     if (!closed) output.write(`${JSON.stringify(message)}\n`);
+    return undefined;
   };
-  const fail = (id: RequestId | undefined, error: McpError) =>
+  const fail = (id: RequestId | undefined, error: McpError): undefined =>
     write(
       id === undefined
         ? { jsonrpc: "2.0", error: error.toJSON() }
@@ -155,7 +156,7 @@ export function serveStdio(server: McpServer, options: StdioOptions = {}): Stdio
     }
   }
 
-  function modern(request: JsonRpcRequest): void {
+  function modern(request: JsonRpcRequest): undefined {
     const params = request.params ?? {};
     let meta: ReturnType<typeof readModernMeta>;
     let filter: ListenFilter | undefined;
@@ -190,7 +191,7 @@ export function serveStdio(server: McpServer, options: StdioOptions = {}): Stdio
     });
   }
 
-  function legacy(request: JsonRpcRequest): void {
+  function legacy(request: JsonRpcRequest): undefined {
     const params = request.params ?? {};
     if (request.method === "initialize") {
       const requested = params.protocolVersion;
@@ -256,7 +257,7 @@ export function serveStdio(server: McpServer, options: StdioOptions = {}): Stdio
     });
   }
 
-  function receive(line: string): void {
+  function receive(line: string): undefined {
     if (line.trim() === "") return;
     let message: unknown;
     try {
