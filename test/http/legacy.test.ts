@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createMcpHandler, type McpHandler, type McpServer } from "../../src/index.js";
+import { createMcpHandler, type McpHandler, type McpServer, memoryStore } from "../../src/index.js";
 import { createFixtureServer, type Probe } from "../helpers/fixture-server.js";
 import {
   LEGACY_VERSION,
@@ -408,6 +408,38 @@ describe("legacy options", () => {
     expect(echo.result.content).toEqual([{ type: "text", text: "stateless" }]);
     expect((await send({ method: "GET", headers: { accept: "text/event-stream" } })).status).toBe(
       405,
+    );
+    await mcp.close();
+  });
+
+  it("should expire idle sessions", async () => {
+    const mcp = createMcpHandler(createFixtureServer(), {
+      secret: "s",
+      store: memoryStore({ sessionIdleMs: 100 }),
+    });
+    const send = (await mount("fetch", mcp)).send;
+    const session = await openSession(send);
+    expect((await legacyCall(send, session, "ping")).status).toBe(200);
+    await new Promise((resolve) => setTimeout(resolve, 150));
+    expect((await legacyCall(send, session, "ping")).status).toBe(404);
+    await mcp.close();
+  });
+
+  it("should end a server request the client never answers with a clear error after the timeout", async () => {
+    const mcp = createMcpHandler(createFixtureServer(), {
+      secret: "s",
+      legacy: { requestTimeoutMs: 100 },
+    });
+    const mounted = await mount("fetch", mcp);
+    const session = await openSession(mounted.send, { elicitation: {} });
+    const exchange = await legacyCall(mounted.send, session, "tools/call", {
+      name: "confirm",
+      arguments: {},
+    });
+    expect(exchange.messages[0]).toMatchObject({ method: "elicitation/create" });
+    expect(exchange.result.isError).toBe(true);
+    expect(JSON.stringify(exchange.result.content)).toContain(
+      "did not answer elicitation/create within 100 ms",
     );
     await mcp.close();
   });
