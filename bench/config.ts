@@ -1,0 +1,57 @@
+import { CONTENDER_IDS, type ContenderId, isContenderId } from "./contenders.js";
+
+/** How one benchmark run is shaped; every field has an environment override. */
+export interface BenchConfig {
+  /** Rounds over every server and concurrency (BENCH_REPS). @default 7 */
+  reps: number;
+  /** Timed seconds per server, concurrency and rep (BENCH_SECONDS). @default 2 */
+  seconds: number;
+  /** Unrecorded seconds per server and concurrency before the first rep (BENCH_WARMUP_SECONDS). @default 1 */
+  warmupSeconds: number;
+  /** Requests in flight (BENCH_CONCURRENCY, comma-separated). @default [1, 16, 64] */
+  concurrency: number[];
+  /** Servers to run (BENCH_SERVERS, comma-separated ids). @default all */
+  servers: ContenderId[];
+  /** Servers to run under `--cpu-prof` (BENCH_CPU_PROF, comma-separated ids). @default none */
+  cpuProf: ContenderId[];
+}
+
+function positive(name: string, fallback: number): number {
+  const raw = process.env[name];
+  if (raw === undefined || raw === "") return fallback;
+  const value = Number(raw);
+  if (!Number.isFinite(value) || value <= 0)
+    throw new TypeError(`${name} must be a positive number`);
+  return value;
+}
+
+function ids(name: string, fallback: readonly ContenderId[]): ContenderId[] {
+  const raw = process.env[name];
+  if (raw === undefined || raw === "") return [...fallback];
+  const list = raw.split(",").map((part) => part.trim());
+  const unknown = list.filter((id) => !isContenderId(id));
+  if (unknown.length > 0) {
+    throw new TypeError(
+      `${name}: unknown server ${unknown.join(", ")} (use ${CONTENDER_IDS.join(", ")})`,
+    );
+  }
+  return CONTENDER_IDS.filter((id) => list.includes(id));
+}
+
+/** Reads the configuration from the environment; throws on bad values. */
+export function readConfig(): BenchConfig {
+  const concurrency = (process.env.BENCH_CONCURRENCY ?? "1,16,64")
+    .split(",")
+    .map((part) => Number(part.trim()));
+  if (concurrency.some((c) => !Number.isInteger(c) || c <= 0)) {
+    throw new TypeError("BENCH_CONCURRENCY must list positive integers");
+  }
+  return {
+    reps: Math.round(positive("BENCH_REPS", 7)),
+    seconds: positive("BENCH_SECONDS", 2),
+    warmupSeconds: positive("BENCH_WARMUP_SECONDS", 1),
+    concurrency,
+    servers: ids("BENCH_SERVERS", CONTENDER_IDS),
+    cpuProf: ids("BENCH_CPU_PROF", []),
+  };
+}

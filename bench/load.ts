@@ -1,0 +1,86 @@
+import { Pool } from "undici";
+import { ECHO_MARK, MCP_PATH, REQUEST_HEADERS, requestBody } from "./request.js";
+import { quantile } from "./stats.js";
+
+/** What one timed run against one server at one concurrency measured. */
+export interface RunResult {
+  requests: number;
+  seconds: number;
+  /** Completed requests per second. */
+  rps: number;
+  /** Latency quantiles in milliseconds. */
+  p50: number;
+  p99: number;
+  /** Server CPU time (user + system) per request in microseconds; NaN without a probe. */
+  cpuPerRequest: number;
+}
+
+/** Options of {@link measure}. */
+export interface MeasureOptions {
+  /** Requests in flight at once, each on its own keep-alive connection. */
+  concurrency: number;
+  /** Unrecorded load on the same connections before the timed window. @default 250 */
+  warmMs?: number;
+  /** Length of the timed window. */
+  measureMs: number;
+  /** Reads the server's CPU time in microseconds, before and after the timed window. */
+  cpuMicros?: () => Promise<number>;
+}
+
+let nextId = 1;
+
+/**
+ * Closed-loop load: `concurrency` loops each send the next tools/call as soon as the previous
+ * answer is read, over a pool of as many connections (pipelining 1). Throws on the first
+ * response that is not a 200 carrying the echoed text.
+ */
+export async function measure(origin: string, options: MeasureOptions): Promise<RunResult> {
+  const pool = new Pool(origin, { connections: options.concurrency, pipelining: 1 });
+  try {
+    await drive(pool, options.concurrency, options.warmMs ?? 250);
+    const latencies: number[] = [];
+    const cpuBefore = (await options.cpuMicros?.()) ?? Number.NaN;
+    const started = performance.now();
+    await drive(pool, options.concurrency, options.measureMs, latencies);
+    const seconds = (performance.now() - started) / 1000;
+    const cpuAfter = (await options.cpuMicros?.()) ?? Number.NaN;
+    const sorted = Float64Array.from(latencies).sort();
+    return {
+      requests: latencies.length,
+      seconds,
+      rps: latencies.length / seconds,
+      p50: quantile(sorted, 0.5),
+      p99: quantile(sorted, 0.99),
+      cpuPerRequest: (cpuAfter - cpuBefore) / latencies.length,
+    };
+  } finally {
+    await pool.close();
+  }
+}
+
+async function drive(
+  pool: Pool,
+  concurrency: number,
+  durationMs: number,
+  latencies?: number[],
+): Promise<void> {
+  const until = performance.now() + durationMs;
+  const loop = async () => {
+    while (performance.now() < until) {
+      const id = nextId++;
+      const started = performance.now();
+      const { statusCode, body } = await pool.request({
+        path: MCP_PATH,
+        method: "POST",
+        headers: REQUEST_HEADERS,
+        body: requestBody(id),
+      });
+      const text = await body.text();
+      if (statusCode !== 200 || !text.includes(ECHO_MARK)) {
+        throw new Error(`request ${id} failed: HTTP ${statusCode} ${text.slice(0, 300)}`);
+      }
+      latencies?.push(performance.now() - started);
+    }
+  };
+  await Promise.all(Array.from({ length: concurrency }, loop));
+}

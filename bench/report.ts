@@ -1,0 +1,145 @@
+import { CONTENDERS, type ContenderId } from "./contenders.js";
+import type { RunResult } from "./load.js";
+import { median, type RatioSummary, summarizeRatios } from "./stats.js";
+
+/** One timed run, as recorded. */
+export interface Sample {
+  rep: number;
+  concurrency: number;
+  server: ContenderId;
+  result: RunResult;
+}
+
+/** Medians of one server at one concurrency over the reps. */
+export interface ServerRow {
+  concurrency: number;
+  server: ContenderId;
+  rps: number;
+  p50: number;
+  p99: number;
+  cpuPerRequest: number;
+  /** Median over reps of this server's req/s divided by the bare server's in the same rep. */
+  ofBare?: RatioSummary;
+}
+
+/** mcp-mount's paired throughput ratios at one concurrency, checked against the issue's targets. */
+export interface TargetRow {
+  concurrency: number;
+  vsBare?: RatioSummary;
+  vsSdk?: RatioSummary;
+  vsTmcp?: RatioSummary;
+  /** Whether the targets hold; undefined where none apply or a rival was not run. */
+  met?: boolean;
+  /** Paired server CPU per request, rival ÷ mcp-mount: the throughput ratio were each CPU-bound. */
+  cpuVsBare?: RatioSummary;
+  cpuVsSdk?: RatioSummary;
+  cpuVsTmcp?: RatioSummary;
+}
+
+/** Concurrencies the targets apply to. */
+const TARGET_CONCURRENCY = new Set([16, 64]);
+
+type Metric = "rps" | "cpuPerRequest";
+
+function pairedRatios(
+  samples: Sample[],
+  concurrency: number,
+  numerator: ContenderId,
+  denominator: ContenderId,
+  metric: Metric = "rps",
+): RatioSummary | undefined {
+  const ratios: number[] = [];
+  for (const top of samples) {
+    if (top.concurrency !== concurrency || top.server !== numerator) continue;
+    const bottom = samples.find(
+      (s) => s.rep === top.rep && s.concurrency === concurrency && s.server === denominator,
+    );
+    const value = bottom && top.result[metric] / bottom.result[metric];
+    if (value !== undefined && Number.isFinite(value)) ratios.push(value);
+  }
+  return ratios.length > 0 ? summarizeRatios(ratios) : undefined;
+}
+
+/** Reduces the samples to per-server medians and mcp-mount's paired ratios. */
+export function summarize(samples: Sample[], concurrency: number[], servers: ContenderId[]) {
+  const rows: ServerRow[] = [];
+  const targets: TargetRow[] = [];
+  for (const c of concurrency) {
+    for (const server of servers) {
+      const runs = samples.filter((s) => s.concurrency === c && s.server === server);
+      const row: ServerRow = {
+        concurrency: c,
+        server,
+        rps: median(runs.map((s) => s.result.rps)),
+        p50: median(runs.map((s) => s.result.p50)),
+        p99: median(runs.map((s) => s.result.p99)),
+        cpuPerRequest: median(runs.map((s) => s.result.cpuPerRequest)),
+      };
+      const ofBare = pairedRatios(samples, c, server, "bare");
+      if (ofBare) row.ofBare = ofBare;
+      rows.push(row);
+    }
+    if (!servers.includes("mcp-mount")) continue;
+    const target: TargetRow = { concurrency: c };
+    const vsBare = pairedRatios(samples, c, "mcp-mount", "bare");
+    const vsSdk = pairedRatios(samples, c, "mcp-mount", "sdk");
+    const vsTmcp = pairedRatios(samples, c, "mcp-mount", "tmcp");
+    if (vsBare) target.vsBare = vsBare;
+    if (vsSdk) target.vsSdk = vsSdk;
+    if (vsTmcp) target.vsTmcp = vsTmcp;
+    const cpuVsBare = pairedRatios(samples, c, "bare", "mcp-mount", "cpuPerRequest");
+    const cpuVsSdk = pairedRatios(samples, c, "sdk", "mcp-mount", "cpuPerRequest");
+    const cpuVsTmcp = pairedRatios(samples, c, "tmcp", "mcp-mount", "cpuPerRequest");
+    if (cpuVsBare) target.cpuVsBare = cpuVsBare;
+    if (cpuVsSdk) target.cpuVsSdk = cpuVsSdk;
+    if (cpuVsTmcp) target.cpuVsTmcp = cpuVsTmcp;
+    if (TARGET_CONCURRENCY.has(c) && vsBare && vsSdk && vsTmcp) {
+      target.met = vsBare.median >= 0.5 && vsSdk.median >= 3 && vsTmcp.median > 1;
+    }
+    targets.push(target);
+  }
+  return { rows, targets };
+}
+
+const fixed = (value: number, digits: number) =>
+  Number.isNaN(value) ? "—" : value.toFixed(digits);
+
+function ratio(summary: RatioSummary | undefined): string {
+  if (!summary) return "—";
+  return `${fixed(summary.median, 2)} (${fixed(summary.min, 2)}–${fixed(summary.max, 2)})`;
+}
+
+/** The summary as three Markdown tables, ready for RESULTS.md. */
+export function formatTables(summary: ReturnType<typeof summarize>): string {
+  const lines = [
+    "| concurrency | server | req/s | p50 ms | p99 ms | server CPU µs/req | req/s × bare (min–max) |",
+    "| ---: | --- | ---: | ---: | ---: | ---: | ---: |",
+  ];
+  for (const row of summary.rows) {
+    lines.push(
+      `| ${row.concurrency} | ${CONTENDERS[row.server].label} | ${fixed(row.rps, 0)} | ${fixed(row.p50, 2)} | ${fixed(row.p99, 2)} | ${fixed(row.cpuPerRequest, 0)} | ${ratio(row.ofBare)} |`,
+    );
+  }
+  lines.push(
+    "",
+    "| concurrency | mcp-mount ÷ bare (target ≥ 0.5) | ÷ SDK v2 (≥ 3) | ÷ tmcp (> 1) | targets |",
+    "| ---: | ---: | ---: | ---: | --- |",
+  );
+  for (const row of summary.targets) {
+    const met = row.met === undefined ? "—" : row.met ? "met" : "MISSED";
+    lines.push(
+      `| ${row.concurrency} | ${ratio(row.vsBare)} | ${ratio(row.vsSdk)} | ${ratio(row.vsTmcp)} | ${met} |`,
+    );
+  }
+  lines.push(
+    "",
+    "| concurrency | server CPU per request: bare ÷ mcp-mount | SDK v2 ÷ mcp-mount | tmcp ÷ mcp-mount |",
+    "| ---: | ---: | ---: | ---: |",
+  );
+  for (const row of summary.targets) {
+    lines.push(
+      `| ${row.concurrency} | ${ratio(row.cpuVsBare)} | ${ratio(row.cpuVsSdk)} | ${ratio(row.cpuVsTmcp)} |`,
+    );
+  }
+  return lines.join("\n");
+}

@@ -1,0 +1,71 @@
+/** The path every contender serves MCP on. */
+export const MCP_PATH = "/mcp";
+
+/** The argument the echo tool is called with; its result must carry it back. */
+export const ECHO_TEXT = "hello";
+
+/** A modern (2026-07-28) tools/call request's headers, mirrored from the body. */
+export const REQUEST_HEADERS: Record<string, string> = {
+  "content-type": "application/json",
+  accept: "application/json, text/event-stream",
+  "mcp-protocol-version": "2026-07-28",
+  "mcp-method": "tools/call",
+  "mcp-name": "echo",
+};
+
+const BODY_HEAD = '{"jsonrpc":"2.0","id":';
+const BODY_TAIL = `,"method":"tools/call","params":{"name":"echo","arguments":{"text":"${ECHO_TEXT}"},"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}`;
+
+/** The body of the tools/call request with JSON-RPC id `id`. */
+export function requestBody(id: number): string {
+  return BODY_HEAD + id + BODY_TAIL;
+}
+
+/** A cheap per-response check for the hot loop: the echoed text block is in the body. */
+export const ECHO_MARK = `"text":"${ECHO_TEXT}"`;
+
+/** The JSON-RPC message in a response body, whether plain JSON or a request-scoped SSE stream. */
+function responseMessage(contentType: string, text: string): unknown {
+  if (!contentType.startsWith("text/event-stream")) return JSON.parse(text);
+  const data = text
+    .split("\n")
+    .filter((line) => line.startsWith("data:"))
+    .map((line) => line.slice(5).trim());
+  const last = data.at(-1);
+  if (last === undefined) throw new Error("SSE response carried no data");
+  return JSON.parse(last);
+}
+
+/** Throws unless the response is a successful tools/call result echoing {@link ECHO_TEXT}. */
+export function verifyEchoResponse(
+  id: number,
+  status: number,
+  contentType: string,
+  text: string,
+): void {
+  const fail = (why: string) => {
+    throw new Error(`${why}: HTTP ${status} ${contentType} ${text.slice(0, 500)}`);
+  };
+  if (status !== 200) fail("expected HTTP 200");
+  let message: unknown;
+  try {
+    message = responseMessage(contentType, text);
+  } catch {
+    fail("response is not JSON-RPC");
+  }
+  const {
+    jsonrpc,
+    id: echoedId,
+    result,
+  } = message as {
+    jsonrpc?: unknown;
+    id?: unknown;
+    result?: { content?: unknown; isError?: unknown };
+  };
+  if (jsonrpc !== "2.0" || echoedId !== id) fail(`expected a JSON-RPC 2.0 response with id ${id}`);
+  if (!result || result.isError === true) fail("expected a successful result");
+  const [block] = Array.isArray(result?.content) ? result.content : [];
+  if (block?.type !== "text" || block.text !== ECHO_TEXT) {
+    fail(`expected a text content block "${ECHO_TEXT}"`);
+  }
+}
