@@ -1,6 +1,7 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { McpHandler } from "../http/handler.js";
 import type { BodyResult, McpHttpRequest, McpHttpResponse } from "../http/types.js";
+import { LazyAbort } from "../utils/lazy-abort.js";
 
 type NodeRequest = IncomingMessage & { body?: unknown; _body?: boolean; originalUrl?: string };
 
@@ -42,25 +43,49 @@ function readNodeBody(req: NodeRequest, limit: number): Promise<BodyResult> {
   });
 }
 
-/** Wraps a Node request once; the signal aborts when the client goes away before the response ends. */
+/** A Node request seen through the transport-neutral interface, converted once. */
+class NodeHttpRequest implements McpHttpRequest {
+  readonly method: string;
+  readonly localAddress: string | undefined;
+  readonly #req: NodeRequest;
+  readonly #abort = new LazyAbort();
+
+  constructor(req: IncomingMessage, res: ServerResponse) {
+    this.#req = req as NodeRequest;
+    this.method = req.method ?? "GET";
+    this.localAddress = req.socket.localAddress;
+    res.once("close", () => {
+      if (!res.writableFinished) this.#abort.abort(new Error("client disconnected"));
+    });
+  }
+
+  get url(): string {
+    const req = this.#req;
+    const encrypted = (req.socket as { encrypted?: boolean }).encrypted === true;
+    return `${encrypted ? "https" : "http"}://${req.headers.host ?? "localhost"}${req.originalUrl ?? req.url ?? "/"}`;
+  }
+
+  get signal(): AbortSignal {
+    return this.#abort.signal;
+  }
+
+  header(name: string): string | null {
+    const value = this.#req.headers[name];
+    return value === undefined ? null : Array.isArray(value) ? value.join(", ") : value;
+  }
+
+  body(limit: number): Promise<BodyResult> {
+    return readNodeBody(this.#req, limit);
+  }
+
+  onAbort(listener: () => void): void {
+    this.#abort.onAbort(listener);
+  }
+}
+
+/** Wraps a Node request once; its signal aborts when the client leaves before the response ends. */
 export function fromNodeRequest(req: IncomingMessage, res: ServerResponse): McpHttpRequest {
-  const nodeReq = req as NodeRequest;
-  const controller = new AbortController();
-  res.once("close", () => {
-    if (!res.writableFinished) controller.abort(new Error("client disconnected"));
-  });
-  const encrypted = (req.socket as { encrypted?: boolean }).encrypted === true;
-  return {
-    method: req.method ?? "GET",
-    url: `${encrypted ? "https" : "http"}://${req.headers.host ?? "localhost"}${nodeReq.originalUrl ?? req.url ?? "/"}`,
-    header(name) {
-      const value = req.headers[name];
-      return value === undefined ? null : Array.isArray(value) ? value.join(", ") : value;
-    },
-    body: (limit) => readNodeBody(nodeReq, limit),
-    signal: controller.signal,
-    localAddress: req.socket.localAddress,
-  };
+  return new NodeHttpRequest(req, res);
 }
 
 /** Writes a transport-neutral response, honouring backpressure on streamed bodies. */

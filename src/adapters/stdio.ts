@@ -17,6 +17,7 @@ import { isModernRequest, readModernMeta, unsupportedVersion } from "../server/m
 import { createStateSealer } from "../server/request-state.js";
 import type { Implementation } from "../server/types.js";
 import { memoryStore } from "../store/memory.js";
+import { LazyAbort } from "../utils/lazy-abort.js";
 import type { McpStore } from "../store/types.js";
 
 /** Options of {@link serveStdio}. */
@@ -78,7 +79,7 @@ export function serveStdio(server: McpServer, options: StdioOptions = {}): Stdio
     maxStreams: 10_000,
     onError,
   });
-  const inflight = new Map<string, AbortController>();
+  const inflight = new Map<string, LazyAbort>();
   const listens = new Map<string, () => void>();
   const pending = new Map<
     string,
@@ -125,15 +126,15 @@ export function serveStdio(server: McpServer, options: StdioOptions = {}): Stdio
 
   async function run(
     request: JsonRpcRequest,
-    env: Omit<RequestEnv, "signal" | "send">,
+    env: Omit<RequestEnv, "abort" | "send">,
   ): Promise<void> {
     const key = String(request.id);
-    const abort = new AbortController();
+    const abort = new LazyAbort();
     inflight.set(key, abort);
     const full: RequestEnv = {
       ...env,
-      signal: abort.signal,
-      send: (notification) => (abort.signal.aborted ? undefined : write(notification)),
+      abort,
+      send: (notification) => (abort.aborted ? undefined : write(notification)),
     };
     try {
       const result = await dispatch(
@@ -143,10 +144,10 @@ export function serveStdio(server: McpServer, options: StdioOptions = {}): Stdio
         full,
       );
       // A cancelled request gets no response (spec: patterns/cancellation).
-      if (!abort.signal.aborted) write({ jsonrpc: "2.0", id: request.id, result });
+      if (!abort.aborted) write({ jsonrpc: "2.0", id: request.id, result });
     } catch (error) {
       if (!isMcpError(error)) onError(error);
-      if (!abort.signal.aborted)
+      if (!abort.aborted)
         fail(
           request.id,
           isMcpError(error) ? error : new McpError(ErrorCode.InternalError, "Internal error"),

@@ -69,16 +69,30 @@ const DEFAULT_MAX_BODY = 4 * 1024 * 1024;
 let warnedAboutSecret = false;
 
 function mediaType(value: string | null): string {
+  if (value === "application/json") return value;
   return (value ?? "").split(";")[0]!.trim().toLowerCase();
 }
 
-function accepts(accept: string | null, type: string): boolean {
-  if (accept === null) return false;
+function accepts(accept: string, type: string): boolean {
   const [major] = type.split("/");
   return accept.split(",").some((part) => {
     const range = mediaType(part);
     return range === type || range === "*/*" || range === `${major}/*`;
   });
+}
+
+/** Verdicts per distinct Accept header: clients send the same few values again and again. */
+const acceptVerdicts = new Map<string, boolean>();
+
+/** Whether an Accept header lists both JSON and SSE (spec: transports, sending messages). */
+function acceptsBoth(accept: string | null): boolean {
+  if (accept === null) return false;
+  let verdict = acceptVerdicts.get(accept);
+  if (verdict === undefined) {
+    verdict = accepts(accept, "application/json") && accepts(accept, "text/event-stream");
+    if (acceptVerdicts.size < 64) acceptVerdicts.set(accept, verdict);
+  }
+  return verdict;
 }
 
 /** Creates the MCP endpoint for `server`. */
@@ -171,8 +185,7 @@ export function createMcpHandler(server: McpServer, options: McpHandlerOptions =
     if (mediaType(req.header("content-type")) !== "application/json") {
       return errorResponse(415, ErrorCode.InvalidRequest, "Content-Type must be application/json");
     }
-    const accept = req.header("accept");
-    if (!accepts(accept, "application/json") || !accepts(accept, "text/event-stream")) {
+    if (!acceptsBoth(req.header("accept"))) {
       return errorResponse(
         406,
         ErrorCode.InvalidRequest,

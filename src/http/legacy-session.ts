@@ -2,6 +2,7 @@ import { ErrorCode, McpError } from "../protocol/errors.js";
 import type { JsonObject, JsonRpcMessage, RequestId } from "../protocol/messages.js";
 import type { ChangeEvent } from "../server/mcp-server.js";
 import type { EventLog } from "../store/types.js";
+import type { LazyAbort } from "../utils/lazy-abort.js";
 import type { ChangeSink } from "./listen-hub.js";
 import { LegacyStream } from "./legacy-stream.js";
 
@@ -31,7 +32,7 @@ export class SessionRuntime {
   readonly sessionId: string;
   readonly streams = new Map<string, LegacyStream>();
   readonly pending = new Map<string, PendingRequest>();
-  readonly inflight = new Map<string, AbortController>();
+  readonly inflight = new Map<string, LazyAbort>();
   standalone: LegacyStream | undefined;
   subscriptions: Set<string>;
   #nextRequest = 0;

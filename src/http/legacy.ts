@@ -18,6 +18,7 @@ import { LegacyStream, streamOfEventId } from "./legacy-stream.js";
 import { SessionRuntime } from "./legacy-session.js";
 import { errorMessage, errorResponse } from "./responses.js";
 import { SSE_HEADERS, SseStream } from "./sse.js";
+import { LazyAbort } from "../utils/lazy-abort.js";
 import type { McpHttpRequest, McpHttpResponse } from "./types.js";
 
 /** Options of the legacy era (protocol 2025-03-26 to 2025-11-25). */
@@ -335,7 +336,7 @@ export class LegacyEra {
     const started = performance.now();
     const runtime = this.#runtime(record);
     // Disconnecting is not cancellation in this era; notifications/cancelled and DELETE are.
-    const abort = new AbortController();
+    const abort = new LazyAbort();
     const key = String(request.id);
     runtime.inflight.set(key, abort);
     const params = request.params ?? {};
@@ -356,10 +357,10 @@ export class LegacyEra {
         clientCapabilities: record.capabilities,
         clientInfo: record.clientInfo as Implementation | undefined,
         logLevel: (record.logLevel as LogLevel | undefined) ?? "debug",
-        signal: abort.signal,
+        abort,
         sessionId: record.id || undefined,
         send: (notification) => {
-          if (!abort.signal.aborted) open().send(notification);
+          if (!abort.aborted) open().send(notification);
         },
         request: (method, requestParams, signal) =>
           runtime.request(open(), method, requestParams, signal),

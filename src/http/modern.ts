@@ -8,6 +8,7 @@ import { validateMirroredHeaders, validateVersionHeader } from "./headers.js";
 import { type ListenFilter, listenSink, parseListenFilter } from "./listen-hub.js";
 import { errorMessage, errorResponse, inBandStatus } from "./responses.js";
 import { SSE_HEADERS, SseStream } from "./sse.js";
+import { LazyAbort } from "../utils/lazy-abort.js";
 import type { McpHttpRequest, McpHttpResponse } from "./types.js";
 
 /** Serves one modern-era (2026-07-28) message: stateless, everything from the request. */
@@ -80,9 +81,11 @@ function run(
   meta: ModernMeta,
 ): Promise<McpHttpResponse> {
   const started = performance.now();
-  const abort = new AbortController();
-  const onAbort = () => abort.abort(req.signal.reason);
-  if (req.signal.aborted) abort.abort(req.signal.reason);
+  const abort = new LazyAbort();
+  const onAbort = () => abort.abort(new Error("client went away"));
+  // Hosts that can report a disconnect without an AbortSignal save building one per request.
+  if (req.onAbort) req.onAbort(onAbort);
+  else if (req.signal.aborted) onAbort();
   else req.signal.addEventListener("abort", onAbort, { once: true });
 
   return new Promise<McpHttpResponse>((resolve) => {
@@ -93,9 +96,9 @@ function run(
       clientCapabilities: meta.capabilities,
       clientInfo: meta.clientInfo,
       logLevel: meta.logLevel,
-      signal: abort.signal,
+      abort,
       send(notification) {
-        if (abort.signal.aborted) return;
+        if (abort.aborted) return;
         if (!stream) {
           stream = new SseStream();
           // Closing the response stream is cancellation (spec: transports, cancellation).
@@ -107,7 +110,7 @@ function run(
       onError: (error) => core.reportError(error, request.method),
     };
     const finish = (status: number, body: JsonObject, error?: unknown) => {
-      req.signal.removeEventListener("abort", onAbort);
+      if (!req.onAbort) req.signal.removeEventListener("abort", onAbort);
       core.observe({
         era: "modern",
         method: request.method,
@@ -119,7 +122,7 @@ function run(
       });
       if (stream) {
         // Nothing more is written once the client has cancelled.
-        if (!abort.signal.aborted) stream.send(body as never);
+        if (!abort.aborted) stream.send(body as never);
         stream.close();
       } else {
         resolve({

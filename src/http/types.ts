@@ -17,6 +17,11 @@ export interface McpHttpRequest {
   body(limit: number): Promise<BodyResult>;
   /** Aborts when the client goes away. */
   readonly signal: AbortSignal;
+  /**
+   * Calls `listener` once when the client goes away, if the host can tell without building an
+   * AbortSignal (the Node bridge); otherwise `signal` is used.
+   */
+  onAbort?(listener: () => void): void;
   /** The server-side address the request arrived on, when the host knows it. */
   readonly localAddress?: string;
 }

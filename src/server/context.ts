@@ -2,7 +2,15 @@ import { ErrorCode, McpError } from "../protocol/errors.js";
 import type { JsonObject, JsonRpcNotification, RequestId } from "../protocol/messages.js";
 import { isObject } from "../protocol/messages.js";
 import { LOG_LEVELS, type LogLevel } from "../protocol/versions.js";
-import type { AuthInfo, Era, HandlerContext, Implementation } from "./types.js";
+import type { LazyAbort } from "../utils/lazy-abort.js";
+import type {
+  AuthInfo,
+  ElicitParams,
+  Era,
+  HandlerContext,
+  Implementation,
+  SampleParams,
+} from "./types.js";
 
 /** What the transport tells the dispatcher about one request. */
 export interface RequestEnv {
@@ -12,7 +20,8 @@ export interface RequestEnv {
   clientInfo?: Implementation;
   /** Minimum level of log messages to send; none are sent when absent. */
   logLevel?: LogLevel;
-  signal: AbortSignal;
+  /** Aborted when the client cancels or goes away; its signal is built only when read. */
+  abort: LazyAbort;
   auth?: AuthInfo;
   sessionId?: string;
   /** Sends a notification related to this request (progress, log messages). */
@@ -76,6 +85,99 @@ function requireCapability(env: RequestEnv, method: string, params: JsonObject):
   );
 }
 
+/** The handler context of one request: one object, its methods shared on the prototype. */
+class RequestContext implements HandlerContext {
+  readonly era: Era;
+  readonly protocolVersion: string;
+  readonly requestId: RequestId;
+  readonly method: string;
+  readonly meta: JsonObject;
+  readonly client: { info?: Implementation; capabilities: JsonObject };
+  readonly auth: AuthInfo | undefined;
+  readonly sessionId: string | undefined;
+  readonly state: JsonObject;
+  readonly #env: RequestEnv;
+  readonly #inputs: InputCollector | undefined;
+  #lastProgress = Number.NEGATIVE_INFINITY;
+
+  constructor(
+    env: RequestEnv,
+    request: { id: RequestId; method: string; params: JsonObject },
+    inputs: InputCollector | undefined,
+    state: JsonObject,
+  ) {
+    this.#env = env;
+    this.#inputs = inputs;
+    this.era = env.era;
+    this.protocolVersion = env.protocolVersion;
+    this.requestId = request.id;
+    this.method = request.method;
+    this.meta = isObject(request.params._meta) ? request.params._meta : {};
+    this.client = { info: env.clientInfo, capabilities: env.clientCapabilities };
+    this.auth = env.auth;
+    this.sessionId = env.sessionId;
+    this.state = state;
+  }
+
+  get signal(): AbortSignal {
+    return this.#env.abort.signal;
+  }
+
+  async progress(progress: number, total?: number, message?: string): Promise<void> {
+    const progressToken = this.meta.progressToken;
+    // Progress must increase (spec: patterns/progress), and never outlive the request.
+    if (progressToken === undefined || progress <= this.#lastProgress || this.#env.abort.aborted)
+      return;
+    this.#lastProgress = progress;
+    const params: JsonObject = { progressToken, progress };
+    if (total !== undefined) params.total = total;
+    if (message !== undefined) params.message = message;
+    await this.#env.send({ jsonrpc: "2.0", method: "notifications/progress", params });
+  }
+
+  async log(level: LogLevel, data: unknown, logger?: string): Promise<void> {
+    const env = this.#env;
+    if (env.logLevel === undefined || env.abort.aborted) return;
+    if (LOG_LEVELS.indexOf(level) < LOG_LEVELS.indexOf(env.logLevel)) return;
+    const params: JsonObject = { level, data };
+    if (logger !== undefined) params.logger = logger;
+    await env.send({ jsonrpc: "2.0", method: "notifications/message", params });
+  }
+
+  closeStream(): void {
+    this.#env.closeStream?.();
+  }
+
+  elicit(key: string, params: ElicitParams): Promise<JsonObject> {
+    return this.#ask(key, "elicitation/create", params);
+  }
+
+  sample(key: string, params: SampleParams): Promise<JsonObject> {
+    return this.#ask(key, "sampling/createMessage", params);
+  }
+
+  roots(key = "roots"): Promise<JsonObject> {
+    return this.#ask(key, "roots/list", {});
+  }
+
+  async #ask(key: string, method: string, params: JsonObject): Promise<JsonObject> {
+    const env = this.#env;
+    requireCapability(env, method, params);
+    if (env.request) return env.request(method, params, env.abort.signal);
+    const inputs = this.#inputs;
+    if (!inputs) {
+      throw new McpError(
+        ErrorCode.InvalidRequest,
+        `${this.method} cannot ask the client for input`,
+      );
+    }
+    const answer = inputs.responses[key];
+    if (isObject(answer) && ANSWER_SHAPE[method]?.(answer) !== false) return answer;
+    inputs.pending[key] = { method, params };
+    throw new InputRequiredSignal();
+  }
+}
+
 /** Builds the handler context for one request. */
 export function createContext(
   env: RequestEnv,
@@ -83,63 +185,5 @@ export function createContext(
   inputs: InputCollector | undefined,
   state: JsonObject,
 ): HandlerContext {
-  const meta = isObject(request.params._meta) ? request.params._meta : {};
-  const progressToken = meta.progressToken;
-  let lastProgress = Number.NEGATIVE_INFINITY;
-  const minLevel = env.logLevel === undefined ? Infinity : LOG_LEVELS.indexOf(env.logLevel);
-
-  const ask = (key: string, method: string, params: JsonObject): Promise<JsonObject> => {
-    requireCapability(env, method, params);
-    if (env.request) return env.request(method, params, env.signal);
-    if (!inputs) {
-      throw new McpError(
-        ErrorCode.InvalidRequest,
-        `${request.method} cannot ask the client for input`,
-      );
-    }
-    const answer = inputs.responses[key];
-    if (isObject(answer) && ANSWER_SHAPE[method]?.(answer) !== false)
-      return Promise.resolve(answer);
-    inputs.pending[key] = { method, params };
-    return Promise.reject(new InputRequiredSignal());
-  };
-  const guarded = (key: string, method: string, params: JsonObject): Promise<JsonObject> => {
-    try {
-      return ask(key, method, params);
-    } catch (error) {
-      return Promise.reject(error);
-    }
-  };
-
-  return {
-    era: env.era,
-    protocolVersion: env.protocolVersion,
-    requestId: request.id,
-    method: request.method,
-    signal: env.signal,
-    meta,
-    client: { info: env.clientInfo, capabilities: env.clientCapabilities },
-    auth: env.auth,
-    sessionId: env.sessionId,
-    state,
-    async progress(progress, total, message) {
-      // Progress must increase (spec: patterns/progress), and never outlive the request.
-      if (progressToken === undefined || progress <= lastProgress || env.signal.aborted) return;
-      lastProgress = progress;
-      const params: JsonObject = { progressToken, progress };
-      if (total !== undefined) params.total = total;
-      if (message !== undefined) params.message = message;
-      await env.send({ jsonrpc: "2.0", method: "notifications/progress", params });
-    },
-    async log(level, data, logger) {
-      if (LOG_LEVELS.indexOf(level) < minLevel || env.signal.aborted) return;
-      const params: JsonObject = { level, data };
-      if (logger !== undefined) params.logger = logger;
-      await env.send({ jsonrpc: "2.0", method: "notifications/message", params });
-    },
-    closeStream: () => env.closeStream?.(),
-    elicit: (key, params) => guarded(key, "elicitation/create", params),
-    sample: (key, params) => guarded(key, "sampling/createMessage", params),
-    roots: (key = "roots") => guarded(key, "roots/list", {}),
-  };
+  return new RequestContext(env, request, inputs, state);
 }

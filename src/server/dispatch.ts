@@ -77,8 +77,7 @@ const callTool: Handler = async (server, ctx, params, env) => {
   try {
     result = toToolResult(await tool.handler(input as JsonObject, ctx), ctx.era);
   } catch (error) {
-    if (error instanceof InputRequiredSignal || isMcpError(error) || ctx.signal.aborted)
-      throw error;
+    if (error instanceof InputRequiredSignal || isMcpError(error) || env.abort.aborted) throw error;
     env.onError?.(error);
     const message = error instanceof Error ? error.message : String(error);
     return { ...toolError(`Tool ${tool.options.name} failed: ${message}`) };
@@ -337,11 +336,17 @@ export async function dispatch(
   return finish(server, result, env);
 }
 
+/** One `_meta` per server for results that carry no `_meta` of their own. */
+const serverMetas = new WeakMap<McpServer, JsonObject>();
+
 function finish(server: McpServer, result: JsonObject, env: RequestEnv): JsonObject {
   if (env.era !== "modern") return result;
   result.resultType ??= "complete";
-  const meta = isObject(result._meta) ? result._meta : {};
-  meta[MetaKey.serverInfo] = server.info;
-  result._meta = meta;
+  let meta = serverMetas.get(server);
+  if (!meta) {
+    meta = Object.freeze({ [MetaKey.serverInfo]: server.info });
+    serverMetas.set(server, meta);
+  }
+  result._meta = isObject(result._meta) ? { ...result._meta, ...meta } : meta;
   return result;
 }
