@@ -17,7 +17,7 @@ import { LegacyEra, type LegacyOptions } from "./legacy.js";
 import { ListenHub } from "./listen-hub.js";
 import { handleModern } from "./modern.js";
 import { isHostAllowed, isOriginAllowed } from "./origin.js";
-import { errorResponse } from "./responses.js";
+import { errorResponse, methodNotAllowed } from "./responses.js";
 import type { McpHttpRequest, McpHttpResponse } from "./types.js";
 import { fromWebRequest, toWebResponse } from "./web.js";
 
@@ -172,16 +172,7 @@ export function createMcpHandler(server: McpServer, options: McpHandlerOptions =
     }
     if (legacy && req.method === "GET") return legacy.get(req);
     if (legacy && req.method === "DELETE") return legacy.delete(req);
-    if (req.method !== "POST") {
-      return errorResponse(
-        405,
-        ErrorCode.InvalidRequest,
-        "Method not allowed",
-        undefined,
-        undefined,
-        { allow: "POST" },
-      );
-    }
+    if (req.method !== "POST") return methodNotAllowed();
     if (mediaType(req.header("content-type")) !== "application/json") {
       return errorResponse(415, ErrorCode.InvalidRequest, "Content-Type must be application/json");
     }

@@ -16,7 +16,7 @@ import { toBase64Url } from "../utils/base64.js";
 import type { HandlerCore } from "./core.js";
 import { LegacyStream, streamOfEventId } from "./legacy-stream.js";
 import { SessionRuntime } from "./legacy-session.js";
-import { errorMessage, errorResponse } from "./responses.js";
+import { errorMessage, errorResponse, methodNotAllowed } from "./responses.js";
 import { SSE_HEADERS, SseStream } from "./sse.js";
 import { LazyAbort } from "../utils/lazy-abort.js";
 import type { McpHttpRequest, McpHttpResponse } from "./types.js";
@@ -134,15 +134,7 @@ export class LegacyEra {
 
   /** Serves a GET: the session's standalone stream, or the resumption of any of its streams. */
   async get(req: McpHttpRequest): Promise<McpHttpResponse> {
-    if (this.#options.stateless)
-      return errorResponse(
-        405,
-        ErrorCode.InvalidRequest,
-        "Method not allowed",
-        undefined,
-        undefined,
-        { allow: "POST" },
-      );
+    if (this.#options.stateless) return methodNotAllowed();
     const accept = req.header("accept") ?? "";
     if (!/text\/event-stream|\*\/\*/.test(accept))
       return errorResponse(406, ErrorCode.InvalidRequest, "Accept must include text/event-stream");
@@ -184,15 +176,7 @@ export class LegacyEra {
 
   /** Serves a DELETE: ends the session and its streams. */
   async delete(req: McpHttpRequest): Promise<McpHttpResponse> {
-    if (this.#options.stateless)
-      return errorResponse(
-        405,
-        ErrorCode.InvalidRequest,
-        "Method not allowed",
-        undefined,
-        undefined,
-        { allow: "POST" },
-      );
+    if (this.#options.stateless) return methodNotAllowed();
     const sessionId = req.header("mcp-session-id");
     if (sessionId === null) return sessionError(400, "Mcp-Session-Id header is required");
     const record = await this.#session(sessionId);

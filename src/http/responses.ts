@@ -50,3 +50,10 @@ export function errorResponse(
 ): McpHttpResponse {
   return jsonResponse(status, errorMessage(new McpError(code, message, data), id), headers);
 }
+
+/** 405 for an HTTP method the endpoint does not serve here. */
+export function methodNotAllowed(): McpHttpResponse {
+  return errorResponse(405, ErrorCode.InvalidRequest, "Method not allowed", undefined, undefined, {
+    allow: "POST",
+  });
+}

@@ -1,4 +1,4 @@
-import { parseSse, type RawResponse, type Send } from "./modern.js";
+import { type RawResponse, readMessages, type Send } from "./modern.js";
 import { assertLegacyMessage } from "./spec.js";
 
 export const LEGACY_VERSION = "2025-11-25";
@@ -29,15 +29,7 @@ export interface LegacyExchange {
 
 /** Parses a legacy response body (JSON or SSE), validating each message. */
 export function readLegacy(response: RawResponse, method: string): LegacyExchange {
-  const type = response.headers.get("content-type") ?? "";
-  const messages = (
-    type.startsWith("text/event-stream")
-      ? parseSse(response.text)
-      : response.text
-        ? [JSON.parse(response.text)]
-        : []
-  ) as Record<string, unknown>[];
-  for (const message of messages) assertLegacyMessage(message, method);
+  const messages = readMessages(response, method, assertLegacyMessage);
   const last = messages.at(-1) ?? {};
   return {
     status: response.status,

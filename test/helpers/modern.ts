@@ -66,8 +66,12 @@ export interface Exchange {
   error: { code: number; message: string; data?: unknown } | undefined;
 }
 
-/** Parses and validates a response body. */
-export function readExchange(response: RawResponse, method: string): Exchange {
+/** The JSON-RPC messages of a response body, JSON or SSE, each checked by `assert`. */
+export function readMessages(
+  response: RawResponse,
+  method: string,
+  assert: (message: unknown, method: string) => void,
+): Record<string, unknown>[] {
   const type = response.headers.get("content-type") ?? "";
   const messages = (
     type.startsWith("text/event-stream")
@@ -76,7 +80,13 @@ export function readExchange(response: RawResponse, method: string): Exchange {
         ? [JSON.parse(response.text)]
         : []
   ) as Record<string, unknown>[];
-  for (const message of messages) assertModernMessage(message, method);
+  for (const message of messages) assert(message, method);
+  return messages;
+}
+
+/** Parses and validates a response body. */
+export function readExchange(response: RawResponse, method: string): Exchange {
+  const messages = readMessages(response, method, assertModernMessage);
   const last = messages.at(-1) ?? {};
   return {
     status: response.status,
