@@ -1,19 +1,42 @@
 import { ErrorCode, McpError } from "../protocol/errors.js";
 import type { JsonObject, JsonRpcMessage, RequestId } from "../protocol/messages.js";
+import { isObject } from "../protocol/messages.js";
 import type { ChangeEvent } from "../server/mcp-server.js";
-import type { EventLog } from "../store/types.js";
+import type { EventBus, EventLog } from "../store/types.js";
 import type { LazyAbort } from "../utils/lazy-abort.js";
+import { LegacyStream, type StreamEvent } from "./legacy-stream.js";
 import type { ChangeSink } from "./listen-hub.js";
-import { LegacyStream } from "./legacy-stream.js";
 
 interface PendingRequest {
   resolve(result: JsonObject): void;
   reject(error: unknown): void;
 }
 
+/**
+ * What one process tells the others about a session, on the session's bus channel: the answer
+ * to a server request, a cancellation, new resource subscriptions, a GET stream taken over, or
+ * the session's end. Whichever process holds the affected state acts on it.
+ */
+export type SessionMessage =
+  | {
+      t: "reply";
+      id: string;
+      result?: JsonObject;
+      error?: { code: number; message: string; data?: unknown };
+    }
+  | { t: "cancel"; requestId: string }
+  | { t: "subs"; uris: string[] }
+  | { t: "take"; stream: string; by: string }
+  | { t: "end" };
+
 /** Options shared by every session runtime of a handler. */
 export interface SessionRuntimeOptions {
   log: EventLog;
+  bus: EventBus;
+  /** Bus channel prefix of sessions and streams. */
+  prefix: string;
+  /** This process, for telling its own messages from others'. */
+  processId: string;
   /** Longest wait for the client's answer to a server request. */
   requestTimeoutMs: number;
   onError: (error: unknown) => void;
@@ -23,10 +46,21 @@ function randomId(): string {
   return crypto.randomUUID().replace(/-/g, "").slice(0, 16);
 }
 
+/** The bus channel of one session. */
+export function sessionChannel(prefix: string, sessionId: string): string {
+  return `${prefix}session:${sessionId}`;
+}
+
+/** The bus channel on which a detached stream's events reach a resumption on another process. */
+export function streamChannel(prefix: string, logKey: string): string {
+  return `${prefix}stream:${logKey}`;
+}
+
 /**
  * What this process holds for one legacy session: its live streams, the server requests awaiting
- * an answer, and the client requests still running (for `notifications/cancelled`). Created when
- * first needed and dropped once empty, so an idle session costs only its record.
+ * an answer, and the client requests still running. Created when first needed and dropped once
+ * empty, so an idle session costs only its record. It listens on the session's bus channel, so
+ * a reply, a cancellation or a subscription change posted to any process reaches it.
  */
 export class SessionRuntime {
   readonly sessionId: string;
@@ -35,13 +69,38 @@ export class SessionRuntime {
   readonly inflight = new Map<string, LazyAbort>();
   standalone: LegacyStream | undefined;
   subscriptions: Set<string>;
+  #unsubscribe: Promise<(() => Promise<void>) | undefined> | undefined;
   #nextRequest = 0;
   readonly #options: SessionRuntimeOptions;
+  /** Called when another process ended the session or took its GET stream. */
+  onRemote: (message: SessionMessage) => void = () => {};
 
   constructor(sessionId: string, subscriptions: string[], options: SessionRuntimeOptions) {
     this.sessionId = sessionId;
     this.subscriptions = new Set(subscriptions);
     this.#options = options;
+  }
+
+  /** True once this runtime listens on the session's bus channel. */
+  get listening(): boolean {
+    return this.#unsubscribe !== undefined;
+  }
+
+  /**
+   * Starts listening on the session's bus channel, once. Only what can outlive a quick JSON answer
+   * needs it (streams, server requests), so a plain call costs no subscription.
+   */
+  listen(): Promise<void> {
+    const options = this.#options;
+    this.#unsubscribe ??= options.bus
+      .subscribe(sessionChannel(options.prefix, this.sessionId), (message) =>
+        this.#receive(message as SessionMessage),
+      )
+      .catch((error: unknown) => {
+        options.onError(error);
+        return undefined;
+      });
+    return this.#unsubscribe.then(() => undefined);
   }
 
   /** True when nothing here needs the runtime any more. */
@@ -54,23 +113,31 @@ export class SessionRuntime {
     );
   }
 
-  /** A new logical stream for a POST response. */
+  /** A new logical stream for a POST response; detached events are forwarded on the bus. */
   openStream(): LegacyStream {
+    void this.listen();
+    const id = randomId();
+    const channel = streamChannel(this.#options.prefix, `${this.sessionId}/${id}`);
     const stream = new LegacyStream({
       sessionId: this.sessionId,
-      id: randomId(),
+      id,
       log: this.#options.log,
       onError: this.#options.onError,
+      forward: (event: StreamEvent) => {
+        this.#options.bus.publish(channel, event).catch(this.#options.onError);
+      },
     });
     this.streams.set(stream.id, stream);
     return stream;
   }
 
-  /** The session's GET stream, created on first use. */
-  openStandalone(): LegacyStream {
-    this.standalone ??= new LegacyStream({
+  /** The session's GET stream: `id` resumes a known one (possibly from another process). */
+  openStandalone(id?: string): LegacyStream {
+    void this.listen();
+    if (this.standalone && (id === undefined || this.standalone.id === id)) return this.standalone;
+    this.standalone = new LegacyStream({
       sessionId: this.sessionId,
-      id: `g${randomId()}`,
+      id: id ?? `g${randomId()}`,
       log: this.#options.log,
       onError: this.#options.onError,
     });
@@ -78,12 +145,13 @@ export class SessionRuntime {
   }
 
   /** Sends a server-to-client request on `stream` and waits for the client's answer. */
-  request(
+  async request(
     stream: LegacyStream,
     method: string,
     params: JsonObject,
     signal: AbortSignal,
   ): Promise<JsonObject> {
+    await this.listen();
     const id = `s${++this.#nextRequest}-${randomId()}`;
     return new Promise<JsonObject>((resolve, reject) => {
       const cleanup = () => {
@@ -119,7 +187,7 @@ export class SessionRuntime {
     });
   }
 
-  /** Routes the client's answer to a server request; false when no such request waits. */
+  /** Routes the client's answer to a server request; false when none waits here. */
   answer(
     id: RequestId,
     message: { result?: unknown; error?: { code: number; message: string; data?: unknown } },
@@ -128,7 +196,7 @@ export class SessionRuntime {
     if (!pending) return false;
     if (message.error)
       pending.reject(new McpError(message.error.code, message.error.message, message.error.data));
-    else pending.resolve((message.result ?? {}) as JsonObject);
+    else pending.resolve(isObject(message.result) ? message.result : {});
     return true;
   }
 
@@ -142,9 +210,9 @@ export class SessionRuntime {
     };
   }
 
-  /** Ends everything: the session was deleted or the server is closing. */
+  /** Ends everything this process holds for the session, and stops listening to it. */
   close(reason: string): void {
-    for (const controller of this.inflight.values()) controller.abort(new Error(reason));
+    for (const abort of this.inflight.values()) abort.abort(new Error(reason));
     for (const pending of this.pending.values())
       pending.reject(new McpError(ErrorCode.InternalError, reason));
     for (const stream of this.streams.values()) stream.end();
@@ -152,5 +220,22 @@ export class SessionRuntime {
     this.streams.clear();
     this.inflight.clear();
     this.standalone = undefined;
+    void this.#unsubscribe?.then((unsubscribe) => unsubscribe?.()).catch(this.#options.onError);
+  }
+
+  #receive(message: SessionMessage): void {
+    switch (message.t) {
+      case "reply":
+        this.answer(message.id, message);
+        break;
+      case "cancel":
+        this.inflight.get(message.requestId)?.abort(new Error("Cancelled by the client"));
+        break;
+      case "subs":
+        this.subscriptions = new Set(message.uris);
+        break;
+      default:
+        this.onRemote(message);
+    }
   }
 }

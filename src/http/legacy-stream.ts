@@ -1,9 +1,11 @@
 import type { JsonObject, JsonRpcMessage } from "../protocol/messages.js";
-import type { EventLog } from "../store/types.js";
+import type { EventLog, LoggedEvent } from "../store/types.js";
 import type { SseStream } from "./sse.js";
 
 /** Separates a stream id from the event counter inside an SSE event id. */
 const SEPARATOR = ".";
+/** The counter of the marker event that records the end of a stream in its log. */
+const END = "end";
 
 /** The stream an SSE event id belongs to. */
 export function streamOfEventId(eventId: string): string | undefined {
@@ -11,18 +13,28 @@ export function streamOfEventId(eventId: string): string | undefined {
   return at > 0 ? eventId.slice(0, at) : undefined;
 }
 
+function seqOf(eventId: string): number {
+  return Number(eventId.slice(eventId.lastIndexOf(SEPARATOR) + 1));
+}
+
+/** What a stream tells other processes while no connection of its own is attached. */
+export type StreamEvent = LoggedEvent | { end: true };
+
 /** Options of {@link LegacyStream}. */
 export interface LegacyStreamOptions {
   sessionId: string;
   id: string;
   log: EventLog;
   onError: (error: unknown) => void;
+  /** Called with each event sent while detached, so a resumption elsewhere can go on live. */
+  forward?: (event: StreamEvent) => void;
 }
 
 /**
  * One logical SSE stream of a legacy session (a POST response or the GET stream). Every event
  * gets an id unique within the session and goes to the replay log, so a client whose
- * connection broke can resume with `Last-Event-ID` on a new connection (PROTOCOL §3).
+ * connection broke can resume with `Last-Event-ID` on a new connection, on any process
+ * (PROTOCOL §3).
  */
 export class LegacyStream {
   readonly id: string;
@@ -30,7 +42,9 @@ export class LegacyStream {
   #seq = 0;
   #writer: SseStream | undefined;
   #ended = false;
-  #holding: { id: string; message: JsonRpcMessage }[] | undefined;
+  /** Highest counter written to the current connection, so replays never repeat an event. */
+  #written = 0;
+  #holding: StreamEvent[] | undefined;
 
   constructor(options: LegacyStreamOptions) {
     this.id = options.id;
@@ -52,12 +66,13 @@ export class LegacyStream {
 
   /** Logs `message` and writes it to the connection, if one is attached. */
   send(message: JsonRpcMessage): void {
-    const id = `${this.id}${SEPARATOR}${++this.#seq}`;
-    this.#options.log
-      .append(this.logKey, { id, message: message as unknown as JsonObject })
-      .catch(this.#options.onError);
-    if (this.#holding) this.#holding.push({ id, message });
-    else this.#writer?.send(message, id);
+    const event = {
+      id: `${this.id}${SEPARATOR}${++this.#seq}`,
+      message: message as unknown as JsonObject,
+    };
+    this.#options.log.append(this.logKey, event).catch(this.#options.onError);
+    if (!this.attached && !this.#holding) this.#options.forward?.(event);
+    this.relay(event);
   }
 
   /** Writes an event with an id and no data, so the client has a `Last-Event-ID` at once. */
@@ -65,28 +80,50 @@ export class LegacyStream {
     const id = `${this.id}${SEPARATOR}${++this.#seq}`;
     this.#options.log.append(this.logKey, { id, message: {} }).catch(this.#options.onError);
     writer.raw(`id: ${id}\ndata: \n\n`);
+    this.#written = this.#seq;
+  }
+
+  /** Writes an event that this stream, or its owner on another process, produced. */
+  relay(event: StreamEvent): void {
+    if (this.#holding) {
+      this.#holding.push(event);
+      return;
+    }
+    if ("end" in event) {
+      this.end();
+      return;
+    }
+    const seq = seqOf(event.id);
+    if (!this.#writer || seq <= this.#written || Object.keys(event.message).length === 0) return;
+    this.#written = seq;
+    this.#writer.send(event.message as unknown as JsonRpcMessage, event.id);
   }
 
   /**
    * Resumes on a new connection: replays what followed `lastEventId` from the log, then goes on
-   * live. Events sent while the log is read are held back and deduplicated, so none is lost or
-   * doubled.
+   * live. Events arriving while the log is read are held back and deduplicated, so none is lost
+   * or doubled; a stream whose log records its end closes after the replay. False when the log
+   * knows neither the stream nor the event.
    */
-  async resume(writer: SseStream, lastEventId: string): Promise<void> {
-    const held: { id: string; message: JsonRpcMessage }[] = [];
+  async resume(writer: SseStream, lastEventId: string): Promise<boolean> {
+    const held: StreamEvent[] = [];
     this.#holding = held;
+    let replay: LoggedEvent[] | undefined;
     try {
-      const replay = (await this.#options.log.after(this.logKey, lastEventId)) ?? [];
-      const seen = new Set<string>();
-      for (const event of [...replay, ...held]) {
-        if (seen.has(event.id) || Object.keys(event.message).length === 0) continue;
-        seen.add(event.id);
-        writer.send(event.message as JsonRpcMessage, event.id);
-      }
+      replay = await this.#options.log.after(this.logKey, lastEventId);
     } finally {
       this.#holding = undefined;
     }
     this.attach(writer);
+    this.#written = Number.isFinite(seqOf(lastEventId)) ? seqOf(lastEventId) : 0;
+    for (const event of [...(replay ?? []), ...held]) {
+      if ("id" in event && event.id.endsWith(`${SEPARATOR}${END}`)) this.end();
+      else {
+        if ("id" in event) this.#seq = Math.max(this.#seq, seqOf(event.id));
+        this.relay(event);
+      }
+    }
+    return replay !== undefined;
   }
 
   /** Attaches a connection, replacing (and closing) any earlier one. */
@@ -111,9 +148,18 @@ export class LegacyStream {
     this.#writer = undefined;
   }
 
-  /** Ends the stream: the connection closes after what was written. */
+  /** Ends the stream: recorded in the log, and the connection closes after what was written. */
   end(): void {
+    if (this.#ended) return;
     this.#ended = true;
+    if (!this.attached) this.#options.forward?.({ end: true });
     this.#writer?.close();
+  }
+
+  /** Ends a stream this process produced, recording the end for resumptions elsewhere. */
+  finish(): void {
+    const marker = { id: `${this.id}${SEPARATOR}${END}`, message: {} };
+    this.#options.log.append(this.logKey, marker).catch(this.#options.onError);
+    this.end();
   }
 }

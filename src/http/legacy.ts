@@ -14,8 +14,13 @@ import type { Implementation } from "../server/types.js";
 import type { SessionRecord, McpStore } from "../store/types.js";
 import { toBase64Url } from "../utils/base64.js";
 import type { HandlerCore } from "./core.js";
-import { LegacyStream, streamOfEventId } from "./legacy-stream.js";
-import { SessionRuntime } from "./legacy-session.js";
+import { LegacyStream, type StreamEvent, streamOfEventId } from "./legacy-stream.js";
+import {
+  type SessionMessage,
+  SessionRuntime,
+  sessionChannel,
+  streamChannel,
+} from "./legacy-session.js";
 import { errorMessage, errorResponse, methodNotAllowed } from "./responses.js";
 import { SSE_HEADERS, SseStream } from "./sse.js";
 import { LazyAbort } from "../utils/lazy-abort.js";
@@ -63,10 +68,13 @@ export class LegacyEra {
   readonly #options: Required<LegacyOptions>;
   readonly #runtimes = new Map<string, SessionRuntime>();
   readonly #sinks = new Map<string, () => void>();
+  readonly #prefix: string;
+  readonly #processId = crypto.randomUUID();
 
-  constructor(core: HandlerCore, store: McpStore, options: LegacyOptions) {
+  constructor(core: HandlerCore, store: McpStore, options: LegacyOptions, prefix: string) {
     this.#core = core;
     this.#store = store;
+    this.#prefix = prefix;
     this.#options = {
       stateless: options.stateless ?? false,
       maxSessions: options.maxSessions ?? 50_000,
@@ -120,9 +128,7 @@ export class LegacyEra {
     }
     if (isResponse(message as unknown as JsonObject)) {
       const reply = message as JsonRpcResult | JsonRpcErrorResponse;
-      const known =
-        reply.id !== undefined && this.#runtimes.get(record.id)?.answer(reply.id, reply);
-      return known
+      return (await this.#routeReply(record.id, reply))
         ? { status: 202, headers: {}, body: null }
         : sessionError(404, `No server request is waiting for id ${String(reply.id)}`);
     }
@@ -144,34 +150,84 @@ export class LegacyEra {
     if (!record) return sessionError(404, "Session not found");
     const runtime = this.#runtime(record);
     const writer = new SseStream();
+    const sse = { status: 200, headers: { ...SSE_HEADERS }, body: writer.readable };
     const lastEventId = req.header("last-event-id");
     const streamId = lastEventId === null ? undefined : streamOfEventId(lastEventId);
-    if (lastEventId !== null && streamId !== undefined && streamId !== runtime.standalone?.id) {
-      // Resumption of a POST response stream; a foreign or unknown id replays nothing.
-      const live = runtime.streams.get(streamId);
-      const stream =
-        live ??
-        new LegacyStream({
-          sessionId: record.id,
-          id: streamId,
-          log: this.#store.events,
-          onError: (e) => this.#core.reportError(e),
-        });
-      await stream.resume(writer, lastEventId);
-      if (!live) writer.close();
-      return { status: 200, headers: { ...SSE_HEADERS }, body: writer.readable };
+    if (lastEventId !== null && streamId !== undefined && !streamId.startsWith("g")) {
+      await this.#resumePost(runtime, streamId, lastEventId, writer);
+      return sse;
     }
     if (runtime.standalone?.attached && lastEventId === null) {
+      this.#release(runtime);
       return errorResponse(409, ErrorCode.InvalidRequest, "The session already has a GET stream");
     }
-    const standalone = runtime.openStandalone();
+    const standalone = runtime.openStandalone(streamId);
     if (!this.#sinks.has(record.id)) this.#sinks.set(record.id, this.#core.hub.add(runtime.sink()));
+    // Whichever process held this session's GET stream before lets go of it now.
+    this.#publish(record.id, { t: "take", stream: standalone.id, by: this.#processId });
     if (lastEventId !== null) await standalone.resume(writer, lastEventId);
     else {
       standalone.attach(writer);
       if (record.protocolVersion >= PRIMING_VERSION) standalone.prime(writer);
     }
-    return { status: 200, headers: { ...SSE_HEADERS }, body: writer.readable };
+    return sse;
+  }
+
+  /**
+   * Resumes a POST response stream: replays its log, then goes on live, here if the request runs
+   * here, or from the bus if it runs on another process. A foreign or unknown id replays nothing.
+   */
+  async #resumePost(
+    runtime: SessionRuntime,
+    streamId: string,
+    lastEventId: string,
+    writer: SseStream,
+  ): Promise<void> {
+    const live = runtime.streams.get(streamId);
+    if (live) {
+      await live.resume(writer, lastEventId);
+      return;
+    }
+    const stream = new LegacyStream({
+      sessionId: runtime.sessionId,
+      id: streamId,
+      log: this.#store.events,
+      onError: (error) => this.#core.reportError(error),
+    });
+    const channel = streamChannel(this.#prefix, stream.logKey);
+    const unsubscribe = await this.#store.bus.subscribe(channel, (event) =>
+      stream.relay(event as StreamEvent),
+    );
+    writer.onClose(() => {
+      unsubscribe().catch((error: unknown) => this.#core.reportError(error));
+      this.#release(runtime);
+    });
+    if (!(await stream.resume(writer, lastEventId))) writer.close();
+  }
+
+  /** Answers a server request here, or through the bus on the process that sent it. */
+  async #routeReply(
+    sessionId: string,
+    reply: JsonRpcResult | JsonRpcErrorResponse,
+  ): Promise<boolean> {
+    if (reply.id === undefined) return false;
+    const local = this.#runtimes.get(sessionId);
+    if (local?.answer(reply.id, reply)) return true;
+    const message: SessionMessage = { t: "reply", id: String(reply.id) };
+    if ("result" in reply) message.result = reply.result;
+    else message.error = reply.error;
+    const receivers = await this.#store.bus.publish(
+      sessionChannel(this.#prefix, sessionId),
+      message,
+    );
+    // This process hears its own message when it holds the session; that does not count.
+    return receivers - (local?.listening ? 1 : 0) > 0;
+  }
+
+  #publish(sessionId: string, message: SessionMessage): void {
+    this.#store.bus
+      .publish(sessionChannel(this.#prefix, sessionId), message)
+      .catch((error: unknown) => this.#core.reportError(error));
   }
 
   /** Serves a DELETE: ends the session and its streams. */
@@ -183,6 +239,7 @@ export class LegacyEra {
     if (!record || !(await this.#store.sessions.delete(sessionId)))
       return sessionError(404, "Session not found");
     this.#drop(sessionId, "Session deleted");
+    this.#publish(sessionId, { t: "end" });
     return { status: 200, headers: {}, body: null };
   }
 
@@ -204,16 +261,32 @@ export class LegacyEra {
     if (!runtime) {
       runtime = new SessionRuntime(record.id, record.subscriptions, {
         log: this.#store.events,
+        bus: this.#store.bus,
+        prefix: this.#prefix,
+        processId: this.#processId,
         requestTimeoutMs: this.#options.requestTimeoutMs,
         onError: (error) => this.#core.reportError(error),
       });
+      const held = runtime;
+      held.onRemote = (message) => {
+        if (message.t === "end") this.#drop(held.sessionId, "Session deleted");
+        else if (message.t === "take" && message.by !== this.#processId && held.standalone) {
+          held.standalone.detach(this.#options.retryMs);
+          held.standalone = undefined;
+          this.#sinks.get(held.sessionId)?.();
+          this.#sinks.delete(held.sessionId);
+          this.#release(held);
+        }
+      };
       this.#runtimes.set(record.id, runtime);
     }
     return runtime;
   }
 
   #release(runtime: SessionRuntime): void {
-    if (runtime.idle) this.#runtimes.delete(runtime.sessionId);
+    if (!runtime.idle || this.#runtimes.get(runtime.sessionId) !== runtime) return;
+    this.#runtimes.delete(runtime.sessionId);
+    runtime.close("released");
   }
 
   #drop(sessionId: string, reason: string): void {
@@ -268,11 +341,10 @@ export class LegacyEra {
   #notification(record: SessionRecord, message: JsonRpcNotification): McpHttpResponse {
     if (message.method === "notifications/cancelled") {
       const requestId = message.params?.requestId;
-      if (requestId !== undefined)
-        this.#runtimes
-          .get(record.id)
-          ?.inflight.get(String(requestId))
-          ?.abort(new Error("Cancelled by the client"));
+      const local = this.#runtimes.get(record.id)?.inflight.get(String(requestId));
+      if (local) local.abort(new Error("Cancelled by the client"));
+      else if (requestId !== undefined)
+        this.#publish(record.id, { t: "cancel", requestId: String(requestId) });
     }
     return { status: 202, headers: {}, body: null };
   }
@@ -308,6 +380,8 @@ export class LegacyEra {
       await this.#store.sessions.update(record.id, { subscriptions: record.subscriptions });
       const runtime = this.#runtimes.get(record.id);
       if (runtime) runtime.subscriptions = subscriptions;
+      // The process holding the GET stream may be another one.
+      this.#publish(record.id, { t: "subs", uris: record.subscriptions });
     }
     return ok();
   }
@@ -367,7 +441,7 @@ export class LegacyEra {
         });
         if (stream) {
           stream.send(body as never);
-          stream.end();
+          stream.finish();
           runtime.streams.delete(stream.id);
         } else {
           resolve({

@@ -34,13 +34,15 @@ function memoryBus(): EventBus {
   const channels = new Map<string, Set<(message: BusMessage) => void>>();
   return {
     async publish(channel, message) {
-      for (const listener of channels.get(channel) ?? []) {
+      const listeners = channels.get(channel);
+      for (const listener of listeners ?? []) {
         try {
           listener(message);
         } catch {
           // one failing subscriber must not starve the others
         }
       }
+      return listeners?.size ?? 0;
     },
     async subscribe(channel, listener) {
       const listeners = channels.get(channel) ?? new Set();
