@@ -49,6 +49,13 @@ const SESSION_METHODS = new Set([
 
 type Message = JsonRpcRequest | JsonRpcNotification | JsonRpcResult | JsonRpcErrorResponse;
 
+/** A session-store operation failed: Redis down, most likely. */
+class StoreUnavailable extends Error {
+  constructor(readonly cause: unknown) {
+    super("Session store unavailable");
+  }
+}
+
 function newSessionId(): string {
   return toBase64Url(crypto.getRandomValues(new Uint8Array(18)));
 }
@@ -89,7 +96,50 @@ export class LegacyEra {
   }
 
   /** Serves a POST: `initialize`, or a message of an existing session. */
-  async post(req: McpHttpRequest, message: Message): Promise<McpHttpResponse> {
+  post(req: McpHttpRequest, message: Message): Promise<McpHttpResponse> {
+    return this.#available(() => this.#post(req, message));
+  }
+
+  /** Serves a GET: the session's standalone stream, or the resumption of any of its streams. */
+  get(req: McpHttpRequest): Promise<McpHttpResponse> {
+    return this.#available(() => this.#get(req));
+  }
+
+  /** Serves a DELETE: ends the session and its streams. */
+  delete(req: McpHttpRequest): Promise<McpHttpResponse> {
+    return this.#available(() => this.#delete(req));
+  }
+
+  /** Runs `serve`, answering 503 with Retry-After while the store cannot be reached. */
+  async #available(serve: () => Promise<McpHttpResponse>): Promise<McpHttpResponse> {
+    try {
+      return await serve();
+    } catch (error) {
+      if (!(error instanceof StoreUnavailable)) throw error;
+      this.#core.reportError(error.cause);
+      return errorResponse(
+        503,
+        ErrorCode.InternalError,
+        "Session store unavailable, retry shortly",
+        undefined,
+        undefined,
+        {
+          "retry-after": "1",
+        },
+      );
+    }
+  }
+
+  /** Marks a failed store operation, so the request gets 503 rather than a 500. */
+  async #stored<T>(operation: Promise<T>): Promise<T> {
+    try {
+      return await operation;
+    } catch (error) {
+      throw new StoreUnavailable(error);
+    }
+  }
+
+  async #post(req: McpHttpRequest, message: Message): Promise<McpHttpResponse> {
     const id =
       "id" in message && !isResponse(message as unknown as JsonObject)
         ? (message as JsonRpcRequest).id
@@ -138,8 +188,7 @@ export class LegacyEra {
     return this.#run(record, request);
   }
 
-  /** Serves a GET: the session's standalone stream, or the resumption of any of its streams. */
-  async get(req: McpHttpRequest): Promise<McpHttpResponse> {
+  async #get(req: McpHttpRequest): Promise<McpHttpResponse> {
     if (this.#options.stateless) return methodNotAllowed();
     const accept = req.header("accept") ?? "";
     if (!/text\/event-stream|\*\/\*/.test(accept))
@@ -230,13 +279,12 @@ export class LegacyEra {
       .catch((error: unknown) => this.#core.reportError(error));
   }
 
-  /** Serves a DELETE: ends the session and its streams. */
-  async delete(req: McpHttpRequest): Promise<McpHttpResponse> {
+  async #delete(req: McpHttpRequest): Promise<McpHttpResponse> {
     if (this.#options.stateless) return methodNotAllowed();
     const sessionId = req.header("mcp-session-id");
     if (sessionId === null) return sessionError(400, "Mcp-Session-Id header is required");
     const record = await this.#session(sessionId);
-    if (!record || !(await this.#store.sessions.delete(sessionId)))
+    if (!record || !(await this.#stored(this.#store.sessions.delete(sessionId))))
       return sessionError(404, "Session not found");
     this.#drop(sessionId, "Session deleted");
     this.#publish(sessionId, { t: "end" });
@@ -250,7 +298,7 @@ export class LegacyEra {
   }
 
   async #session(sessionId: string): Promise<SessionRecord | undefined> {
-    const record = await this.#store.sessions.get(sessionId);
+    const record = await this.#stored(this.#store.sessions.get(sessionId));
     // Another principal presenting the id gets the same answer as an unknown session.
     if (record?.principal !== "") return undefined;
     return record;
@@ -321,7 +369,7 @@ export class LegacyEra {
         createdAt: Date.now(),
       };
       if (isObject(params.clientInfo)) record.clientInfo = params.clientInfo;
-      await this.#store.sessions.create(record, this.#options.maxSessions);
+      await this.#stored(this.#store.sessions.create(record, this.#options.maxSessions));
       headers["mcp-session-id"] = record.id;
     }
     this.#core.observe({
@@ -367,7 +415,7 @@ export class LegacyEra {
         );
       record.logLevel = params.level;
       if (!this.#options.stateless)
-        await this.#store.sessions.update(record.id, { logLevel: params.level });
+        await this.#stored(this.#store.sessions.update(record.id, { logLevel: params.level }));
       return ok();
     }
     if (typeof params.uri !== "string")
@@ -377,7 +425,9 @@ export class LegacyEra {
     else subscriptions.delete(params.uri);
     record.subscriptions = [...subscriptions];
     if (!this.#options.stateless) {
-      await this.#store.sessions.update(record.id, { subscriptions: record.subscriptions });
+      await this.#stored(
+        this.#store.sessions.update(record.id, { subscriptions: record.subscriptions }),
+      );
       const runtime = this.#runtimes.get(record.id);
       if (runtime) runtime.subscriptions = subscriptions;
       // The process holding the GET stream may be another one.

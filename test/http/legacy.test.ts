@@ -443,4 +443,45 @@ describe("legacy options", () => {
     );
     await mcp.close();
   });
+
+  it("should answer legacy requests 503 with Retry-After while the session store is down, and keep serving modern ones", async () => {
+    const store = memoryStore();
+    let down = false;
+    const sessions = store.sessions;
+    const failing = {
+      ...store,
+      sessions: {
+        create: (record: Parameters<typeof sessions.create>[0], max: number) =>
+          down ? Promise.reject(new Error("store down")) : sessions.create(record, max),
+        get: (id: string) => (down ? Promise.reject(new Error("store down")) : sessions.get(id)),
+        update: sessions.update,
+        delete: sessions.delete,
+      },
+    };
+    const errors: unknown[] = [];
+    const mcp = createMcpHandler(createFixtureServer(), {
+      secret: "s",
+      store: failing,
+      onError: (e) => errors.push(e),
+    });
+    const send = (await mount("fetch", mcp)).send;
+    const session = await openSession(send);
+    down = true;
+    const refused = await send({
+      method: "POST",
+      headers: legacyHeaders(session),
+      body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "ping" }),
+    });
+    expect(refused.status).toBe(503);
+    expect(refused.headers.get("retry-after")).toBe("1");
+    expect(JSON.parse(refused.text).error.code).toBe(-32603);
+    expect(
+      (await call(send, "tools/call", { name: "echo", arguments: { text: "modern" } })).result
+        .content,
+    ).toEqual([{ type: "text", text: "modern" }]);
+    expect(errors.some((e) => (e as Error).message === "store down")).toBe(true);
+    down = false;
+    expect((await legacyCall(send, session, "ping")).status).toBe(200);
+    await mcp.close();
+  });
 });
