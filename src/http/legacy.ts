@@ -1,4 +1,4 @@
-import { ErrorCode, isMcpError, McpError } from "../protocol/errors.js";
+import { ErrorCode } from "../protocol/errors.js";
 import type {
   JsonObject,
   JsonRpcErrorResponse,
@@ -7,10 +7,7 @@ import type {
   JsonRpcResult,
 } from "../protocol/messages.js";
 import { isObject, isRequest, isResponse } from "../protocol/messages.js";
-import { isLogLevel, LEGACY_VERSIONS, type LogLevel } from "../protocol/versions.js";
-import type { RequestEnv } from "../server/context.js";
-import { dispatch } from "../server/dispatch.js";
-import type { Implementation } from "../server/types.js";
+import { isLogLevel, LEGACY_VERSIONS } from "../protocol/versions.js";
 import type { SessionRecord, McpStore } from "../store/types.js";
 import { toBase64Url } from "../utils/base64.js";
 import type { HandlerCore } from "./core.js";
@@ -21,9 +18,8 @@ import {
   sessionChannel,
   streamChannel,
 } from "./legacy-session.js";
-import { errorMessage, errorResponse, methodNotAllowed } from "./responses.js";
+import { errorResponse, methodNotAllowed } from "./responses.js";
 import { SSE_HEADERS, SseStream } from "./sse.js";
-import { LazyAbort } from "../utils/lazy-abort.js";
 import type { McpHttpRequest, McpHttpResponse } from "./types.js";
 
 /** Options of the legacy era (protocol 2025-03-26 to 2025-11-25). */
@@ -38,8 +34,7 @@ export interface LegacyOptions {
   retryMs?: number;
 }
 
-/** The first version whose SSE streams start with a priming event. */
-const PRIMING_VERSION = "2025-11-25";
+import { PRIMING_VERSION, runLegacyRequest } from "./legacy-run.js";
 const SESSION_METHODS = new Set([
   "ping",
   "logging/setLevel",
@@ -185,7 +180,10 @@ export class LegacyEra {
     if (!("id" in message)) return this.#notification(record, message as JsonRpcNotification);
     const request = message as JsonRpcRequest;
     if (SESSION_METHODS.has(request.method)) return this.#sessionMethod(record, request);
-    return this.#run(record, request);
+    const runtime = this.#runtime(record);
+    return runLegacyRequest(this.#core, runtime, record, request, this.#options.retryMs, () =>
+      this.#release(runtime),
+    );
   }
 
   async #get(req: McpHttpRequest): Promise<McpHttpResponse> {
@@ -434,90 +432,5 @@ export class LegacyEra {
       this.#publish(record.id, { t: "subs", uris: record.subscriptions });
     }
     return ok();
-  }
-
-  /**
-   * Runs a request. JSON unless the handler sends something first; then an SSE stream that
-   * carries its notifications and server requests, each event logged for resumption.
-   */
-  #run(record: SessionRecord, request: JsonRpcRequest): Promise<McpHttpResponse> {
-    const started = performance.now();
-    const runtime = this.#runtime(record);
-    // Disconnecting is not cancellation in this era; notifications/cancelled and DELETE are.
-    const abort = new LazyAbort();
-    const key = String(request.id);
-    runtime.inflight.set(key, abort);
-    const params = request.params ?? {};
-    return new Promise<McpHttpResponse>((resolve) => {
-      let stream: LegacyStream | undefined;
-      const open = (): LegacyStream => {
-        if (stream) return stream;
-        stream = runtime.openStream();
-        const writer = new SseStream();
-        stream.attach(writer);
-        if (record.protocolVersion >= PRIMING_VERSION) stream.prime(writer);
-        resolve({ status: 200, headers: { ...SSE_HEADERS }, body: writer.readable });
-        return stream;
-      };
-      const env: RequestEnv = {
-        era: "legacy",
-        protocolVersion: record.protocolVersion,
-        clientCapabilities: record.capabilities,
-        clientInfo: record.clientInfo as Implementation | undefined,
-        logLevel: (record.logLevel as LogLevel | undefined) ?? "debug",
-        abort,
-        sessionId: record.id || undefined,
-        send: (notification) => {
-          if (!abort.aborted) open().send(notification);
-        },
-        request: (method, requestParams, signal) =>
-          runtime.request(open(), method, requestParams, signal),
-        closeStream:
-          record.protocolVersion >= PRIMING_VERSION
-            ? () => open().detach(this.#options.retryMs)
-            : undefined,
-        onError: (error) => this.#core.reportError(error, request.method),
-      };
-      const finish = (status: number, body: JsonObject, error?: unknown) => {
-        runtime.inflight.delete(key);
-        this.#core.observe({
-          era: "legacy",
-          method: request.method,
-          params,
-          started,
-          client: env.clientInfo,
-          status,
-          error,
-        });
-        if (stream) {
-          stream.send(body as never);
-          stream.finish();
-          runtime.streams.delete(stream.id);
-        } else {
-          resolve({
-            status,
-            headers: { "content-type": "application/json" },
-            body: JSON.stringify(body),
-          });
-        }
-        this.#release(runtime);
-      };
-      dispatch(
-        this.#core.server,
-        this.#core.runtime,
-        { id: request.id, method: request.method, params },
-        env,
-      ).then(
-        (result) => finish(200, { jsonrpc: "2.0", id: request.id, result }),
-        (error: unknown) => {
-          const known = isMcpError(error)
-            ? error
-            : new McpError(ErrorCode.InternalError, "Internal error");
-          if (!isMcpError(error)) this.#core.reportError(error, request.method);
-          // JSON-RPC errors travel as 200 in this era, so clients read them as errors, not transport failures.
-          finish(200, errorMessage(known, request.id), known);
-        },
-      );
-    });
   }
 }
