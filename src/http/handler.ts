@@ -44,8 +44,6 @@ export interface McpHandlerOptions {
   keepAliveMs?: number;
   /** Most listen streams open at once in this process. @default 10_000 */
   maxStreams?: number;
-  /** Prefix of bus channels and store keys. @default "mcp:" */
-  prefix?: string;
   /** Serve legacy clients (2025-03-26 to 2025-11-25) too; false serves modern clients only. @default true */
   legacy?: boolean | LegacyOptions;
   /** Called with errors the client only sees a safe summary of. */
@@ -99,7 +97,6 @@ function acceptsBoth(accept: string | null): boolean {
 export function createMcpHandler(server: McpServer, options: McpHandlerOptions = {}): McpHandler {
   const store = options.store ?? memoryStore();
   const maxBody = options.maxBodyBytes ?? DEFAULT_MAX_BODY;
-  const prefix = options.prefix ?? "mcp:";
   if (options.secret === undefined && !warnedAboutSecret) {
     warnedAboutSecret = true;
     console.warn(
@@ -123,7 +120,7 @@ export function createMcpHandler(server: McpServer, options: McpHandlerOptions =
     },
     hub: new ListenHub(server, {
       bus: store.bus,
-      channel: `${prefix}changes`,
+      channel: "changes",
       keepAliveMs: options.keepAliveMs ?? 15_000,
       maxStreams: options.maxStreams ?? 10_000,
       onError: (error) => reportError(error),
@@ -141,7 +138,7 @@ export function createMcpHandler(server: McpServer, options: McpHandlerOptions =
   const legacy =
     options.legacy === false
       ? undefined
-      : new LegacyEra(core, store, options.legacy === true ? {} : (options.legacy ?? {}), prefix);
+      : new LegacyEra(core, store, options.legacy === true ? {} : (options.legacy ?? {}), "");
   let closing = false;
 
   async function handle(req: McpHttpRequest): Promise<McpHttpResponse> {

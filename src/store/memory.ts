@@ -42,7 +42,8 @@ function memoryBus(): EventBus {
           // one failing subscriber must not starve the others
         }
       }
-      return listeners?.size ?? 0;
+      // One store stands for one process: it counts once, however many listeners it has.
+      return listeners && listeners.size > 0 ? 1 : 0;
     },
     async subscribe(channel, listener) {
       const listeners = channels.get(channel) ?? new Set();

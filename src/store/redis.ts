@@ -189,7 +189,7 @@ function positiveInteger(name: string, value: number): number {
 
 /**
  * The store in Redis, shared by every process that connects to it: legacy sessions, replay
- * logs, single-use nonces and the change bus. Needs Redis 6.2 or later.
+ * logs, single-use nonces and the change bus. Needs Redis 5 or later.
  */
 export function redisStore(options: RedisStoreOptions): McpStore {
   const { redis } = options;

@@ -57,7 +57,7 @@ export type BusMessage = unknown;
 
 /** Fans messages out to every subscriber of a channel, in every process sharing the store. */
 export interface EventBus {
-  /** Publishes; resolves to how many subscribers (across processes) received the message. */
+  /** Publishes; resolves to how many stores (processes) subscribed to the channel received it. */
   publish(channel: string, message: BusMessage): Promise<number>;
   /** Subscribes; resolves once the subscription is live, to the function that ends it. */
   subscribe(channel: string, listener: (message: BusMessage) => void): Promise<() => Promise<void>>;

@@ -34,7 +34,14 @@ describe("the published package", () => {
   });
 
   it("should build every subpath export it declares", () => {
-    expect(Object.keys(pkg.exports)).toEqual([".", "./express", "./next", "./node", "./stdio"]);
+    expect(Object.keys(pkg.exports)).toEqual([
+      ".",
+      "./express",
+      "./next",
+      "./node",
+      "./redis",
+      "./stdio",
+    ]);
     for (const target of Object.values(pkg.exports) as { types: string; default: string }[]) {
       expect(existsSync(join(ROOT, target.default)), target.default).toBe(true);
       expect(existsSync(join(ROOT, target.types)), target.types).toBe(true);
@@ -55,6 +62,14 @@ describe("the published package", () => {
         subpath === "." ? ["@cfworker/json-schema", "ajv", "ajv/dist/2020.js"] : [],
       );
     }
+  });
+
+  it("should load the Redis store without loading ioredis, an optional peer dependency", () => {
+    const { bare } = importGraph(join(ROOT, pkg.exports["./redis"].default));
+    // ioredis is imported as types only: the caller passes the instance.
+    expect([...bare].sort()).toEqual(["node:crypto"]);
+    expect(pkg.peerDependencies.ioredis).toBeDefined();
+    expect(pkg.peerDependenciesMeta.ioredis.optional).toBe(true);
   });
 
   it("should pin the exported names", async () => {
@@ -79,5 +94,6 @@ describe("the published package", () => {
       "toNodeHandler",
       "writeNodeResponse",
     ]);
+    expect(await names("./redis")).toEqual(["redisStore"]);
   });
 });

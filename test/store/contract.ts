@@ -1,0 +1,331 @@
+import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
+import type { BusMessage, LoggedEvent, McpStore, SessionRecord } from "../../src/store/types.js";
+
+/** A store under test, with what it takes to tear it down. */
+export interface StoreFixture {
+  store: McpStore;
+  /**
+   * The same backend opened a second time, on its own connections, as another process would
+   * open it. A store that cannot span processes leaves it out and plays both parts itself.
+   */
+  peer?: McpStore;
+  cleanup(): Promise<void>;
+}
+
+/** Options every store under contract must be made with: short clocks and a small cap. */
+export const CONTRACT_OPTIONS = { sessionIdleMs: 600, maxEventsPerStream: 5 } as const;
+
+const IDLE = CONTRACT_OPTIONS.sessionIdleMs;
+const WAIT = { timeout: 3_000, interval: 5 };
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** A listener that records what it receives. */
+function recorder() {
+  const received: BusMessage[] = [];
+  return { received, listener: (message: BusMessage) => void received.push(message) };
+}
+
+function sessionRecord(id: string, overrides: Partial<SessionRecord> = {}): SessionRecord {
+  return {
+    id,
+    protocolVersion: "2025-06-18",
+    clientInfo: { name: "client", version: "1.0.0", tags: [] },
+    capabilities: { elicitation: {}, roots: { listChanged: true } },
+    subscriptions: [],
+    principal: "",
+    createdAt: 1_767_225_600_123,
+    ...overrides,
+  };
+}
+
+function event(n: number): LoggedEvent {
+  return {
+    id: `s1.${n}`,
+    message: { jsonrpc: "2.0", method: "notifications/message", params: { n } },
+  };
+}
+
+/**
+ * The contract of `McpStore` (src/store/types.ts) that every implementation passes. `makeStore`
+ * runs before each test and must build its stores with {@link CONTRACT_OPTIONS}.
+ */
+export function describeStoreContract(name: string, makeStore: () => Promise<StoreFixture>): void {
+  describe(`${name} (store contract)`, () => {
+    let fixture: StoreFixture;
+    let store: McpStore;
+    let peer: McpStore;
+    let unique = 0;
+    /** A fresh id per test, so no test sees another's data. */
+    const id = (label: string) => `${label}-${Date.now().toString(36)}-${++unique}`;
+
+    beforeEach(async () => {
+      fixture = await makeStore();
+      store = fixture.store;
+      peer = fixture.peer ?? fixture.store;
+    });
+    afterEach(async () => {
+      await fixture.cleanup();
+    });
+
+    describe("nonces", () => {
+      it("should grant a claim only the first time, to whichever process asks", async () => {
+        const key = id("nonce");
+        expect(await store.nonces.claim(key, 60_000)).toBe(true);
+        expect(await store.nonces.claim(key, 60_000)).toBe(false);
+        expect(await peer.nonces.claim(key, 60_000)).toBe(false);
+        expect(await peer.nonces.claim(id("other"), 60_000)).toBe(true);
+      });
+
+      it("should grant a claim again once its ttl has passed", async () => {
+        const key = id("nonce");
+        expect(await store.nonces.claim(key, 100)).toBe(true);
+        expect(await store.nonces.claim(key, 100)).toBe(false);
+        await sleep(300);
+        expect(await peer.nonces.claim(key, 100)).toBe(true);
+      });
+    });
+
+    describe("bus", () => {
+      it("should fan a message out to every listener of its channel, from another process", async () => {
+        const channel = id("news");
+        const [a, b] = [recorder(), recorder()];
+        await store.bus.subscribe(channel, a.listener);
+        await store.bus.subscribe(channel, b.listener);
+        // subscribe() resolved, so the subscription is live: a publish right now must arrive.
+        await peer.bus.publish(channel, { n: 1 });
+        await vi.waitFor(() => expect(b.received).toEqual([{ n: 1 }]), WAIT);
+        expect(a.received).toEqual([{ n: 1 }]);
+      });
+
+      it("should keep channels apart", async () => {
+        const [one, two] = [id("one"), id("two")];
+        const [a, b] = [recorder(), recorder()];
+        await store.bus.subscribe(one, a.listener);
+        await store.bus.subscribe(two, b.listener);
+        await peer.bus.publish(one, "to one");
+        await peer.bus.publish(two, "to two");
+        await vi.waitFor(() => expect(b.received).toEqual(["to two"]), WAIT);
+        expect(a.received).toEqual(["to one"]);
+      });
+
+      it("should stop delivering to a listener that unsubscribed, and keep its neighbours", async () => {
+        const [channel, witnessChannel] = [id("news"), id("witness")];
+        const [a, b, witness] = [recorder(), recorder(), recorder()];
+        const stopA = await store.bus.subscribe(channel, a.listener);
+        const stopB = await store.bus.subscribe(channel, b.listener);
+        await store.bus.subscribe(witnessChannel, witness.listener);
+        await stopA();
+        await stopA(); // twice is harmless
+        await peer.bus.publish(channel, "first");
+        await vi.waitFor(() => expect(b.received).toEqual(["first"]), WAIT);
+        expect(a.received).toEqual([]);
+
+        await stopB();
+        await peer.bus.publish(channel, "second");
+        // Messages arrive in publish order, so once the witness has its message, "second"
+        // would have arrived too had anyone still been listening.
+        await peer.bus.publish(witnessChannel, "after");
+        await vi.waitFor(() => expect(witness.received).toEqual(["after"]), WAIT);
+        expect(a.received).toEqual([]);
+        expect(b.received).toEqual(["first"]);
+      });
+
+      it("should deliver JSON values intact", async () => {
+        const channel = id("json");
+        const messages = [
+          { text: 'héllo ✓ "quoted"\n', n: -1.5, max: 2 ** 53 - 1, yes: true, none: null },
+          { list: [1, "two", null, [], {}], nested: { deep: { empty: [] } } },
+          "a string",
+          42,
+          null,
+          [],
+        ];
+        const r = recorder();
+        await store.bus.subscribe(channel, r.listener);
+        for (const message of messages) await peer.bus.publish(channel, message);
+        await vi.waitFor(() => expect(r.received).toHaveLength(messages.length), WAIT);
+        expect(r.received).toEqual(messages);
+      });
+
+      it("should deliver to the other listeners when one throws", async () => {
+        const channel = id("news");
+        const r = recorder();
+        await store.bus.subscribe(channel, () => {
+          throw new Error("listener failed");
+        });
+        await store.bus.subscribe(channel, r.listener);
+        await peer.bus.publish(channel, "still delivered");
+        await vi.waitFor(() => expect(r.received).toEqual(["still delivered"]), WAIT);
+      });
+
+      it("should count no receivers on a channel no one listens to", async () => {
+        const channel = id("count");
+        expect(await peer.bus.publish(channel, "nobody")).toBe(0);
+        const stop = await store.bus.subscribe(channel, () => {});
+        expect(await peer.bus.publish(channel, "someone")).toBeGreaterThanOrEqual(1);
+        await stop();
+        expect(await peer.bus.publish(channel, "nobody again")).toBe(0);
+      });
+
+      it("should let a channel be subscribed again after its last listener left", async () => {
+        const channel = id("news");
+        const [a, b] = [recorder(), recorder()];
+        const stop = await store.bus.subscribe(channel, a.listener);
+        await stop();
+        await store.bus.subscribe(channel, b.listener);
+        await peer.bus.publish(channel, "again");
+        await vi.waitFor(() => expect(b.received).toEqual(["again"]), WAIT);
+        expect(a.received).toEqual([]);
+      });
+    });
+
+    describe("sessions", () => {
+      it("should store a record that every process reads back whole", async () => {
+        const record = sessionRecord(id("session"), { logLevel: "info", subscriptions: ["a://1"] });
+        await store.sessions.create(record, 100);
+        expect(await peer.sessions.get(record.id)).toEqual(record);
+        expect(await store.sessions.get(record.id)).toEqual(record);
+      });
+
+      it("should not know a session that was never created", async () => {
+        expect(await store.sessions.get(id("unknown"))).toBeUndefined();
+      });
+
+      it("should apply updates to the mutable fields", async () => {
+        const record = sessionRecord(id("session"));
+        await store.sessions.create(record, 100);
+        await peer.sessions.update(record.id, { logLevel: "warning" });
+        await store.sessions.update(record.id, { subscriptions: ["file:///a", "file:///b"] });
+        expect(await store.sessions.get(record.id)).toEqual({
+          ...record,
+          logLevel: "warning",
+          subscriptions: ["file:///a", "file:///b"],
+        });
+        await store.sessions.update(record.id, { subscriptions: [] });
+        expect((await peer.sessions.get(record.id))?.subscriptions).toEqual([]);
+      });
+
+      it("should keep both of two concurrent updates of different fields", async () => {
+        const record = sessionRecord(id("session"));
+        await store.sessions.create(record, 100);
+        await Promise.all([
+          store.sessions.update(record.id, { logLevel: "error" }),
+          peer.sessions.update(record.id, { subscriptions: ["file:///x"] }),
+        ]);
+        const stored = await store.sessions.get(record.id);
+        expect(stored?.logLevel).toBe("error");
+        expect(stored?.subscriptions).toEqual(["file:///x"]);
+      });
+
+      it("should not bring a session back by updating it", async () => {
+        const unknown = id("unknown");
+        await store.sessions.update(unknown, { logLevel: "debug" });
+        expect(await store.sessions.get(unknown)).toBeUndefined();
+      });
+
+      it("should delete a session once: true, then false", async () => {
+        const record = sessionRecord(id("session"));
+        await store.sessions.create(record, 100);
+        expect(await peer.sessions.delete(record.id)).toBe(true);
+        expect(await store.sessions.get(record.id)).toBeUndefined();
+        expect(await store.sessions.delete(record.id)).toBe(false);
+        expect(await store.sessions.delete(id("unknown"))).toBe(false);
+        await store.sessions.update(record.id, { logLevel: "debug" });
+        expect(await peer.sessions.get(record.id)).toBeUndefined();
+      });
+
+      it("should expire a session left idle", async () => {
+        const record = sessionRecord(id("session"));
+        await store.sessions.create(record, 100);
+        await sleep(IDLE + 300);
+        expect(await peer.sessions.get(record.id)).toBeUndefined();
+      });
+
+      it("should reset the idle clock on every get", { retry: 2 }, async () => {
+        const record = sessionRecord(id("session"));
+        await store.sessions.create(record, 100);
+        // Four gets a third of the idle time apart: together longer than the idle time.
+        for (let i = 0; i < 4; i++) {
+          await sleep(IDLE / 3);
+          expect(await (i % 2 ? store : peer).sessions.get(record.id), `get ${i}`).toBeDefined();
+        }
+      });
+
+      it("should evict the longest idle sessions beyond maxSessions", async () => {
+        const [a, b, c, d] = ["a", "b", "c", "d"].map((label) => sessionRecord(id(label)));
+        for (const record of [a, b, c]) {
+          await store.sessions.create(record!, 3);
+          await sleep(5);
+        }
+        expect(await peer.sessions.get(a!.id)).toBeDefined(); // now b is the longest idle
+        await sleep(5);
+        await peer.sessions.create(d!, 3);
+        expect(await store.sessions.get(b!.id)).toBeUndefined();
+        for (const live of [a, c, d]) expect(await store.sessions.get(live!.id)).toBeDefined();
+      });
+
+      it("should not count expired sessions against maxSessions", async () => {
+        const [a, b, c, d] = ["a", "b", "c", "d"].map((label) => sessionRecord(id(label)));
+        await store.sessions.create(a!, 2);
+        await store.sessions.create(b!, 2);
+        await sleep(IDLE + 300);
+        await store.sessions.create(c!, 2);
+        await sleep(5);
+        await peer.sessions.create(d!, 2);
+        expect(await store.sessions.get(c!.id)).toBeDefined();
+        expect(await store.sessions.get(d!.id)).toBeDefined();
+      });
+    });
+
+    describe("event log", () => {
+      it("should replay the events after a given one, in order, to any process", async () => {
+        const stream = `${id("session")}/s1`;
+        for (const n of [1, 2, 3]) await store.events.append(stream, event(n));
+        expect(await peer.events.after(stream, "s1.1")).toEqual([event(2), event(3)]);
+        expect(await store.events.after(stream, "s1.2")).toEqual([event(3)]);
+        expect(await store.events.after(stream, "s1.3")).toEqual([]);
+      });
+
+      it("should answer undefined for an unknown stream or event", async () => {
+        const stream = `${id("session")}/s1`;
+        expect(await store.events.after(stream, "s1.1")).toBeUndefined();
+        await store.events.append(stream, event(1));
+        expect(await store.events.after(stream, "s1.9")).toBeUndefined();
+        expect(await store.events.after(`${stream}x`, "s1.1")).toBeUndefined();
+      });
+
+      it("should keep only the newest maxEventsPerStream events", async () => {
+        const stream = `${id("session")}/s1`;
+        for (let n = 1; n <= 7; n++) await store.events.append(stream, event(n));
+        expect(await store.events.after(stream, "s1.2")).toBeUndefined(); // trimmed away
+        expect(await peer.events.after(stream, "s1.3")).toEqual([4, 5, 6, 7].map(event));
+      });
+
+      it("should keep the streams of a session, and of different sessions, apart", async () => {
+        const [one, two] = [id("session"), id("session")];
+        await store.events.append(`${one}/s1`, event(1));
+        await store.events.append(`${one}/s1`, event(2));
+        await store.events.append(`${one}/g1`, { id: "g1.1", message: { n: "g" } });
+        await store.events.append(`${two}/s1`, event(1));
+        expect(await store.events.after(`${one}/s1`, "s1.1")).toEqual([event(2)]);
+        expect(await store.events.after(`${one}/g1`, "g1.1")).toEqual([]);
+        expect(await store.events.after(`${one}/g1`, "s1.1")).toBeUndefined();
+        expect(await store.events.after(`${two}/s1`, "s1.1")).toEqual([]);
+      });
+
+      it("should forget a dropped stream", async () => {
+        const stream = `${id("session")}/s1`;
+        await store.events.append(stream, event(1));
+        await store.events.append(stream, event(2));
+        await peer.events.drop(stream);
+        expect(await store.events.after(stream, "s1.1")).toBeUndefined();
+      });
+    });
+
+    it("should close more than once", async () => {
+      await store.close();
+      await store.close();
+    });
+  });
+}

@@ -1,0 +1,278 @@
+import { randomUUID } from "node:crypto";
+import { once } from "node:events";
+import { Redis, type RedisOptions } from "ioredis";
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from "vitest";
+import { type RedisStoreOptions, redisStore } from "../../src/store/redis.js";
+import type { BusMessage, McpStore, SessionRecord } from "../../src/store/types.js";
+import { type RedisServer, startRedisServer } from "../helpers/redis-server.js";
+import { CONTRACT_OPTIONS, describeStoreContract } from "./contract.js";
+
+let server: RedisServer;
+/** Connections a test opened, quit after it. */
+const opened: Redis[] = [];
+/** Stores a test made, closed after it. */
+const made: McpStore[] = [];
+
+beforeAll(async () => {
+  server = await startRedisServer();
+});
+afterEach(async () => {
+  await Promise.all(made.splice(0).map((store) => store.close()));
+  await Promise.all(opened.splice(0).map((redis) => redis.quit().catch(() => redis.disconnect())));
+});
+afterAll(async () => {
+  await server?.close();
+});
+
+function connection(options: RedisOptions = {}): Redis {
+  const redis = new Redis(server.url, options);
+  opened.push(redis);
+  return redis;
+}
+
+async function ready(redis: Redis): Promise<Redis> {
+  if (redis.status !== "ready") await once(redis, "ready");
+  return redis;
+}
+
+/** A store on its own connection (or `redis`), closed after the test. */
+function makeStore(options: Partial<RedisStoreOptions> = {}): McpStore {
+  const store = redisStore({
+    ...CONTRACT_OPTIONS,
+    ...options,
+    redis: options.redis ?? connection(),
+  });
+  made.push(store);
+  return store;
+}
+
+function sessionRecord(id: string): SessionRecord {
+  return {
+    id,
+    protocolVersion: "2025-11-25",
+    capabilities: {},
+    subscriptions: [],
+    principal: "",
+    createdAt: 1,
+  };
+}
+
+describeStoreContract("redisStore", async () => {
+  // Two connections and two stores on one Redis: two processes sharing the store.
+  const prefix = `test:${randomUUID()}:`;
+  const [one, two] = [new Redis(server.url), new Redis(server.url)];
+  const store = redisStore({ redis: one, prefix, ...CONTRACT_OPTIONS });
+  const peer = redisStore({ redis: two, prefix, ...CONTRACT_OPTIONS });
+  return {
+    store,
+    peer,
+    async cleanup() {
+      await Promise.all([store.close(), peer.close()]);
+      await Promise.all([one.quit(), two.quit()]);
+    },
+  };
+});
+
+describe("redisStore in Redis", () => {
+  it("should keep every key under the prefix, and a session's keys under one hash tag", async () => {
+    const prefix = `layout:${randomUUID()}:`;
+    const store = makeStore({ prefix });
+    const inspector = connection();
+    await store.sessions.create(sessionRecord("AbC_-12"), 10);
+    await store.events.append("AbC_-12/stream1", { id: "stream1.1", message: {} });
+    await store.nonces.claim("state:n1", 60_000);
+
+    const record = `${prefix}{s:AbC_-12}:rec`;
+    const log = `${prefix}{s:AbC_-12}:log:stream1`;
+    expect((await inspector.keys(`${prefix}*`)).sort()).toEqual(
+      [record, log, `${prefix}sessions`, `${prefix}nonce:state:n1`].sort(),
+    );
+    expect(await inspector.keys("mcp:*")).toEqual([]);
+    // Redis Cluster hashes only what is inside the first {…}: both keys land in one slot.
+    const hashTag = (key: string) => /\{([^}]*)\}/.exec(key)?.[1];
+    expect(hashTag(record)).toBe("s:AbC_-12");
+    expect(hashTag(log)).toBe("s:AbC_-12");
+
+    for (const [key, ttl] of [
+      [record, CONTRACT_OPTIONS.sessionIdleMs],
+      [log, CONTRACT_OPTIONS.sessionIdleMs],
+      [`${prefix}nonce:state:n1`, 60_000],
+    ] as const) {
+      const remaining = await inspector.pttl(key);
+      expect(remaining, key).toBeGreaterThan(0);
+      expect(remaining, key).toBeLessThanOrEqual(ttl);
+    }
+  });
+
+  it("should leave no key behind when updating a session that does not exist", async () => {
+    const prefix = `ghost:${randomUUID()}:`;
+    const store = makeStore({ prefix });
+    await store.sessions.update("ghost", { logLevel: "debug", subscriptions: ["a://b"] });
+    expect(await connection().keys(`${prefix}*`)).toEqual([]);
+  });
+
+  it("should publish and subscribe on prefixed channels", async () => {
+    const prefix = `chan:${randomUUID()}:`;
+    const store = makeStore({ prefix });
+    const inspector = connection();
+    const received: BusMessage[] = [];
+    await store.bus.subscribe("changes", (message) => received.push(message));
+    expect(await inspector.publish(`${prefix}changes`, JSON.stringify({ from: "outside" }))).toBe(
+      1,
+    );
+    await inspector.publish(`${prefix}changes`, "not json"); // ignored, not thrown
+    await store.bus.publish("changes", "inside");
+    await vi.waitFor(() => expect(received).toEqual([{ from: "outside" }, "inside"]));
+  });
+
+  it("should send one SUBSCRIBE per channel and UNSUBSCRIBE when its last listener leaves", async () => {
+    const prefix = `sub:${randomUUID()}:`;
+    const store = makeStore({ prefix });
+    const inspector = connection();
+    const subscribers = async () => (await inspector.pubsub("NUMSUB", `${prefix}news`))[1];
+    const stops = await Promise.all([1, 2, 3].map(() => store.bus.subscribe("news", () => {})));
+    expect(await subscribers()).toBe(1);
+    // PUBLISH counts subscribed connections: one per store (process), however many listeners.
+    expect(await store.bus.publish("news", "one store")).toBe(1);
+    const other = makeStore({ prefix });
+    await other.bus.subscribe("news", () => {});
+    expect(await store.bus.publish("news", "two stores")).toBe(2);
+    await stops[0]!();
+    await stops[1]!();
+    expect(await subscribers()).toBe(2);
+    await stops[2]!();
+    expect(await subscribers()).toBe(1); // the other store's
+    expect(await store.bus.publish("news", "other store only")).toBe(1);
+  });
+
+  it("should evict stale index entries before live sessions, and forget them on get", async () => {
+    const prefix = `stale:${randomUUID()}:`;
+    const store = makeStore({ prefix });
+    const inspector = connection();
+    for (const id of ["gone", "also-gone", "live"])
+      await store.sessions.create(sessionRecord(id), 3);
+    // Records lost behind the store's back (a failover, a manual DEL): their index entries stay.
+    await inspector.del(`${prefix}{s:gone}:rec`, `${prefix}{s:also-gone}:rec`);
+    expect(await store.sessions.get("also-gone")).toBeUndefined();
+    expect(await inspector.zrange(`${prefix}sessions`, "0", "-1")).toEqual(["gone", "live"]);
+    await store.sessions.create(sessionRecord("new"), 2);
+    expect(await inspector.zrange(`${prefix}sessions`, "0", "-1")).toEqual(["live", "new"]);
+    expect(await store.sessions.get("live")).toBeDefined();
+  });
+
+  it("should subscribe at once when the connection does not queue commands", async () => {
+    // Made before either connection is ready: the pub/sub connection waits until it is.
+    const redis = connection({ enableOfflineQueue: false });
+    const store = makeStore({ redis });
+    const received: BusMessage[] = [];
+    await store.bus.subscribe("news", (message) => received.push(message));
+    await ready(redis);
+    await store.bus.publish("news", "hello");
+    await vi.waitFor(() => expect(received).toEqual(["hello"]));
+  });
+
+  it("should quit the pub/sub connection it opened, and leave the caller's open", async () => {
+    const name = `owner-${randomUUID()}`;
+    const redis = await ready(connection({ connectionName: name }));
+    const inspector = connection();
+    const named = async () =>
+      String(await inspector.client("LIST"))
+        .split("\n")
+        .filter((line) => line.includes(` name=${name} `)).length;
+    const store = makeStore({ redis });
+    expect(await named()).toBe(1); // opened only on first subscribe
+    await store.bus.subscribe("news", () => {});
+    expect(await named()).toBe(2);
+    await store.close();
+    await store.close();
+    await vi.waitFor(async () => expect(await named()).toBe(1));
+    expect(await redis.ping()).toBe("PONG");
+    await expect(store.bus.subscribe("news", () => {})).rejects.toThrow(/closed/);
+  });
+
+  it("should unsubscribe from a subscriber it was given, and not quit it", async () => {
+    const prefix = `given:${randomUUID()}:`;
+    const subscriber = connection();
+    const inspector = connection();
+    const store = makeStore({ prefix, subscriber });
+    await store.bus.subscribe("news", () => {});
+    expect(await inspector.pubsub("NUMSUB", `${prefix}news`)).toEqual([`${prefix}news`, 1]);
+    await store.close();
+    expect(await inspector.pubsub("NUMSUB", `${prefix}news`)).toEqual([`${prefix}news`, 0]);
+    expect(subscriber.status).toBe("ready");
+  });
+
+  it("should refuse a prefix with a hash tag and non-positive sizes at construction", () => {
+    const redis = connection();
+    expect(() => redisStore({ redis, prefix: "{app}:" })).toThrow(/prefix/);
+    expect(() => redisStore({ redis, sessionIdleMs: 0 })).toThrow(/sessionIdleMs/);
+    expect(() => redisStore({ redis, maxEventsPerStream: 1.5 })).toThrow(/maxEventsPerStream/);
+  });
+});
+
+describe.each([
+  ["enableOfflineQueue: false", { enableOfflineQueue: false }],
+  ["maxRetriesPerRequest: 1", { maxRetriesPerRequest: 1 }],
+] as const)("redisStore while Redis is down (%s)", (_, options) => {
+  it("should reject every operation with a clear error, then work again once Redis is back", async () => {
+    const unhandled: unknown[] = [];
+    const onUnhandled = (reason: unknown) => unhandled.push(reason);
+    process.on("unhandledRejection", onUnhandled);
+    try {
+      const redis = await ready(connection({ ...options, retryStrategy: () => 50 }));
+      redis.on("error", () => {}); // the outage is expected
+      const store = makeStore({ redis, prefix: `down:${randomUUID()}:` });
+      const received: BusMessage[] = [];
+      await store.bus.subscribe("news", (message) => received.push(message));
+      await store.sessions.create(sessionRecord("s1"), 10);
+
+      await server.stop();
+      try {
+        await vi.waitFor(() => expect(redis.status).not.toBe("ready"));
+        const attempts = Object.entries({
+          "sessions.create": store.sessions.create(sessionRecord("s2"), 10),
+          "sessions.get": store.sessions.get("s1"),
+          "sessions.update": store.sessions.update("s1", { logLevel: "info" }),
+          "sessions.delete": store.sessions.delete("s1"),
+          "events.append": store.events.append("s1/a", { id: "a.1", message: {} }),
+          "events.after": store.events.after("s1/a", "a.1"),
+          "events.drop": store.events.drop("s1/a"),
+          "nonces.claim": store.nonces.claim("n", 1_000),
+          "bus.publish": store.bus.publish("news", "lost"),
+          "bus.subscribe": store.bus.subscribe("other", () => {}),
+        });
+        const outcomes = await Promise.allSettled(attempts.map(([, attempt]) => attempt));
+        outcomes.forEach((outcome, i) => {
+          const operation = attempts[i]![0];
+          expect(outcome.status, operation).toBe("rejected");
+          if (outcome.status === "rejected")
+            expect(String(outcome.reason), operation).toMatch(`Redis store: ${operation} failed: `);
+        });
+      } finally {
+        await server.start();
+      }
+
+      // The same store, untouched: ioredis reconnects, and resubscribes its channels.
+      await vi.waitFor(() => expect(redis.status).toBe("ready"), { timeout: 5_000 });
+      await store.sessions.create(sessionRecord("s3"), 10);
+      expect((await store.sessions.get("s3"))?.id).toBe("s3");
+      await store.events.append("s3/a", { id: "a.1", message: {} });
+      expect(await store.events.after("s3/a", "a.1")).toEqual([]);
+      expect(await store.nonces.claim("n", 1_000)).toBe(true);
+      await vi.waitFor(
+        async () => {
+          await store.bus.publish("news", "back");
+          expect(received).toContain("back");
+        },
+        { timeout: 5_000, interval: 50 },
+      );
+      const later: BusMessage[] = [];
+      await store.bus.subscribe("other", (message) => later.push(message));
+      await store.bus.publish("other", "works");
+      await vi.waitFor(() => expect(later).toEqual(["works"]));
+      expect(unhandled).toEqual([]);
+    } finally {
+      process.off("unhandledRejection", onUnhandled);
+    }
+  });
+});
