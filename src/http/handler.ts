@@ -138,7 +138,7 @@ export function createMcpHandler(server: McpServer, options: McpHandlerOptions =
   const legacy =
     options.legacy === false
       ? undefined
-      : new LegacyEra(core, store, options.legacy === true ? {} : (options.legacy ?? {}), "");
+      : new LegacyEra(core, store, options.legacy === true ? {} : (options.legacy ?? {}));
   let closing = false;
 
   async function handle(req: McpHttpRequest): Promise<McpHttpResponse> {

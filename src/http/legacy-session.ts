@@ -33,8 +33,6 @@ export type SessionMessage =
 export interface SessionRuntimeOptions {
   log: EventLog;
   bus: EventBus;
-  /** Bus channel prefix of sessions and streams. */
-  prefix: string;
   /** This process, for telling its own messages from others'. */
   processId: string;
   /** Longest wait for the client's answer to a server request. */
@@ -47,13 +45,13 @@ function randomId(): string {
 }
 
 /** The bus channel of one session. */
-export function sessionChannel(prefix: string, sessionId: string): string {
-  return `${prefix}session:${sessionId}`;
+export function sessionChannel(sessionId: string): string {
+  return `session:${sessionId}`;
 }
 
 /** The bus channel on which a detached stream's events reach a resumption on another process. */
-export function streamChannel(prefix: string, logKey: string): string {
-  return `${prefix}stream:${logKey}`;
+export function streamChannel(logKey: string): string {
+  return `stream:${logKey}`;
 }
 
 /**
@@ -93,7 +91,7 @@ export class SessionRuntime {
   listen(): Promise<void> {
     const options = this.#options;
     this.#unsubscribe ??= options.bus
-      .subscribe(sessionChannel(options.prefix, this.sessionId), (message) =>
+      .subscribe(sessionChannel(this.sessionId), (message) =>
         this.#receive(message as SessionMessage),
       )
       .catch((error: unknown) => {
@@ -117,7 +115,7 @@ export class SessionRuntime {
   openStream(): LegacyStream {
     void this.listen();
     const id = randomId();
-    const channel = streamChannel(this.#options.prefix, `${this.sessionId}/${id}`);
+    const channel = streamChannel(`${this.sessionId}/${id}`);
     const stream = new LegacyStream({
       sessionId: this.sessionId,
       id,

@@ -70,13 +70,11 @@ export class LegacyEra {
   readonly #options: Required<LegacyOptions>;
   readonly #runtimes = new Map<string, SessionRuntime>();
   readonly #sinks = new Map<string, () => void>();
-  readonly #prefix: string;
   readonly #processId = crypto.randomUUID();
 
-  constructor(core: HandlerCore, store: McpStore, options: LegacyOptions, prefix: string) {
+  constructor(core: HandlerCore, store: McpStore, options: LegacyOptions) {
     this.#core = core;
     this.#store = store;
-    this.#prefix = prefix;
     this.#options = {
       stateless: options.stateless ?? false,
       maxSessions: options.maxSessions ?? 50_000,
@@ -241,7 +239,7 @@ export class LegacyEra {
       log: this.#store.events,
       onError: (error) => this.#core.reportError(error),
     });
-    const channel = streamChannel(this.#prefix, stream.logKey);
+    const channel = streamChannel(stream.logKey);
     const unsubscribe = await this.#store.bus.subscribe(channel, (event) =>
       stream.relay(event as StreamEvent),
     );
@@ -263,17 +261,14 @@ export class LegacyEra {
     const message: SessionMessage = { t: "reply", id: String(reply.id) };
     if ("result" in reply) message.result = reply.result;
     else message.error = reply.error;
-    const receivers = await this.#store.bus.publish(
-      sessionChannel(this.#prefix, sessionId),
-      message,
-    );
+    const receivers = await this.#store.bus.publish(sessionChannel(sessionId), message);
     // This process hears its own message when it holds the session; that does not count.
     return receivers - (local?.listening ? 1 : 0) > 0;
   }
 
   #publish(sessionId: string, message: SessionMessage): void {
     this.#store.bus
-      .publish(sessionChannel(this.#prefix, sessionId), message)
+      .publish(sessionChannel(sessionId), message)
       .catch((error: unknown) => this.#core.reportError(error));
   }
 
@@ -308,7 +303,6 @@ export class LegacyEra {
       runtime = new SessionRuntime(record.id, record.subscriptions, {
         log: this.#store.events,
         bus: this.#store.bus,
-        prefix: this.#prefix,
         processId: this.#processId,
         requestTimeoutMs: this.#options.requestTimeoutMs,
         onError: (error) => this.#core.reportError(error),
