@@ -32,6 +32,8 @@ export interface LegacyOptions {
   requestTimeoutMs?: number;
   /** `retry:` hint, in ms, when the server closes a stream early (2025-11-25 polling). @default 1_000 */
   retryMs?: number;
+  /** How often GET streams left by their clients are checked against expired sessions. @default 60_000 */
+  sweepIntervalMs?: number;
 }
 
 import { PRIMING_VERSION, runLegacyRequest } from "./legacy-run.js";
@@ -71,6 +73,7 @@ export class LegacyEra {
   readonly #runtimes = new Map<string, SessionRuntime>();
   readonly #sinks = new Map<string, () => void>();
   readonly #processId = crypto.randomUUID();
+  readonly #sweeper: ReturnType<typeof setInterval>;
 
   constructor(core: HandlerCore, store: McpStore, options: LegacyOptions) {
     this.#core = core;
@@ -80,7 +83,15 @@ export class LegacyEra {
       maxSessions: options.maxSessions ?? 50_000,
       requestTimeoutMs: options.requestTimeoutMs ?? 300_000,
       retryMs: options.retryMs ?? 1_000,
+      sweepIntervalMs: options.sweepIntervalMs ?? 60_000,
     };
+    this.#sweeper = setInterval(() => void this.#sweep(), this.#options.sweepIntervalMs);
+    (this.#sweeper as { unref?: () => void }).unref?.();
+  }
+
+  /** Legacy sessions this process holds state for (streams, waits, running requests). */
+  get held(): number {
+    return this.#runtimes.size;
   }
 
   /** True when legacy clients are served without sessions. */
@@ -286,6 +297,7 @@ export class LegacyEra {
 
   /** Ends every session runtime of this process (shutdown); the sessions themselves live on. */
   close(): void {
+    clearInterval(this.#sweeper);
     for (const sessionId of [...this.#runtimes.keys()])
       this.#drop(sessionId, "Server is shutting down");
   }
@@ -321,6 +333,24 @@ export class LegacyEra {
       this.#runtimes.set(record.id, runtime);
     }
     return runtime;
+  }
+
+  /**
+   * Drops GET streams whose client left and whose session has since expired: a runtime kept for a
+   * resumption that can no longer come. Other runtimes end with their requests.
+   */
+  async #sweep(): Promise<void> {
+    for (const runtime of [...this.#runtimes.values()]) {
+      const waiting = runtime.standalone && !runtime.standalone.attached;
+      if (!waiting || runtime.pending.size + runtime.inflight.size + runtime.streams.size > 0)
+        continue;
+      try {
+        if (!(await this.#store.sessions.exists(runtime.sessionId)))
+          this.#drop(runtime.sessionId, "Session expired");
+      } catch (error) {
+        this.#core.reportError(error);
+      }
+    }
   }
 
   #release(runtime: SessionRuntime): void {

@@ -38,6 +38,10 @@ export function memorySessions(idleMs: number): SessionStore & { sweep(): void }
       const entry = sessions.get(id);
       if (entry) Object.assign(entry.record, patch);
     },
+    async exists(id) {
+      const entry = sessions.get(id);
+      return entry !== undefined && entry.seen > Date.now() - idleMs;
+    },
     async delete(id) {
       return sessions.delete(id);
     },

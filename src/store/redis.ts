@@ -128,6 +128,9 @@ function redisSessions(redis: RedisClient, keys: Keys, idleMs: number): SessionS
         await updateSession(redis, [keys.session(id)], [set.length / 2, ...set, ...unset]);
       }),
 
+    exists: (id) =>
+      labelled("sessions.exists", async () => (await redis.exists(keys.session(id))) === 1),
+
     delete: (id) =>
       labelled("sessions.delete", async () => {
         const [deleted] = await Promise.all([

@@ -26,6 +26,8 @@ export interface SessionStore {
     id: string,
     patch: Partial<Pick<SessionRecord, "logLevel" | "subscriptions">>,
   ): Promise<void>;
+  /** Whether a session is live, without resetting its idle clock. */
+  exists(id: string): Promise<boolean>;
   /** Deletes a session; false when it did not exist. */
   delete(id: string): Promise<boolean>;
 }

@@ -8,7 +8,7 @@ import {
   openSession,
   readLegacy,
 } from "../helpers/legacy.js";
-import { call, type Send } from "../helpers/modern.js";
+import { call, type Send, viaFetch } from "../helpers/modern.js";
 import { assertLegacyMessage } from "../helpers/spec.js";
 import { SseReader } from "../helpers/stream.js";
 import { type Mounted, mount, TRANSPORTS } from "../helpers/transports.js";
@@ -455,6 +455,7 @@ describe("legacy options", () => {
           down ? Promise.reject(new Error("store down")) : sessions.create(record, max),
         get: (id: string) => (down ? Promise.reject(new Error("store down")) : sessions.get(id)),
         update: sessions.update,
+        exists: sessions.exists,
         delete: sessions.delete,
       },
     };
@@ -482,6 +483,37 @@ describe("legacy options", () => {
     expect(errors.some((e) => (e as Error).message === "store down")).toBe(true);
     down = false;
     expect((await legacyCall(send, session, "ping")).status).toBe(200);
+    await mcp.close();
+  });
+
+  it("should let go of a GET stream whose client left once its session expires", async () => {
+    const mcp = createMcpHandler(createFixtureServer(), {
+      secret: "s",
+      store: memoryStore({ sessionIdleMs: 100 }),
+      legacy: { sweepIntervalMs: 50 },
+    });
+    const session = await openSession(viaFetch(mcp.fetch));
+    const response = await mcp.fetch(
+      new Request("http://127.0.0.1/mcp", {
+        method: "GET",
+        headers: { ...legacyHeaders(session), accept: "text/event-stream" },
+      }),
+    );
+    const reader = new SseReader(response.body!);
+    expect(mcp.stats()).toEqual({ streams: 1, sessionsHeld: 1 });
+    await reader.cancel();
+    // Detached but kept for a resumption while the session lives.
+    expect(mcp.stats().sessionsHeld).toBe(1);
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect(mcp.stats()).toEqual({ streams: 0, sessionsHeld: 0 });
+    // The runtime is gone: a resumption now finds no session, rather than a stream kept forever.
+    const resumed = await mcp.fetch(
+      new Request("http://127.0.0.1/mcp", {
+        method: "GET",
+        headers: { ...legacyHeaders(session), accept: "text/event-stream" },
+      }),
+    );
+    expect(resumed.status).toBe(404);
     await mcp.close();
   });
 });

@@ -239,7 +239,22 @@ export function describeStoreContract(name: string, makeStore: () => Promise<Sto
         const record = sessionRecord(id("session"));
         await store.sessions.create(record, 100);
         await sleep(IDLE + 300);
+        expect(await peer.sessions.exists(record.id)).toBe(false);
         expect(await peer.sessions.get(record.id)).toBeUndefined();
+      });
+
+      it("should tell whether a session exists without keeping it alive", async () => {
+        const record = sessionRecord(id("session"));
+        expect(await store.sessions.exists(record.id)).toBe(false);
+        await store.sessions.create(record, 100);
+        // Checking more often than the idle time must not reset the idle clock.
+        for (let i = 0; i < 3; i++) {
+          expect(await peer.sessions.exists(record.id), `check ${i}`).toBe(true);
+          await sleep(IDLE / 3);
+        }
+        // Created about IDLE ago and never read: it expires on schedule.
+        await sleep(300);
+        expect(await store.sessions.exists(record.id)).toBe(false);
       });
 
       it("should reset the idle clock on every get", { retry: 2 }, async () => {

@@ -1,0 +1,91 @@
+import { createServer } from "node:http";
+import type { AddressInfo } from "node:net";
+import { Redis } from "ioredis";
+import { toNodeHandler } from "../../src/adapters/node.js";
+import { createMcpHandler } from "../../src/index.js";
+import { redisStore } from "../../src/store/redis.js";
+import { createFixtureServer } from "./fixture-server.js";
+
+// One backend of test/helpers/cluster.ts: the fixture server on the Redis store, as its own
+// process. Env: REDIS_URL (required), PORT (0 picks one). Prints `listening <port>` once ready.
+
+const redisUrl = process.env.REDIS_URL;
+if (!redisUrl) throw new Error("cluster-server: REDIS_URL is required");
+
+const server = createFixtureServer();
+server.tool({ name: "whoami" }, () => ({ pid: process.pid }));
+server.tool({ name: "notify_tools_changed" }, () => {
+  server.notifyToolsListChanged();
+  return "notified";
+});
+server.tool(
+  {
+    name: "notify_resource_updated",
+    input: { type: "object", properties: { uri: { type: "string" } }, required: ["uri"] },
+  },
+  ({ uri }) => {
+    server.notifyResourceUpdated(String(uri));
+    return "notified";
+  },
+);
+server.tool(
+  {
+    name: "paced",
+    input: {
+      type: "object",
+      properties: { n: { type: "integer", maximum: 50 }, ms: { type: "integer", maximum: 1_000 } },
+      required: ["n", "ms"],
+    },
+  },
+  async ({ n, ms }, ctx) => {
+    for (let tick = 1; tick <= Number(n); tick++) {
+      await ctx.log("info", { tick });
+      await new Promise((resolve) => setTimeout(resolve, Number(ms)));
+    }
+    return "paced done";
+  },
+);
+server.tool({ name: "wait_for_cancel" }, async (_args, ctx) => {
+  await ctx.log("info", "waiting");
+  await new Promise<void>((resolve) => {
+    const timer = setTimeout(resolve, 30_000);
+    ctx.signal.addEventListener("abort", () => {
+      clearTimeout(timer);
+      resolve();
+    });
+  });
+  return ctx.signal.aborted ? "cancelled" : "not cancelled";
+});
+
+// Fail fast while Redis is down rather than queue for ~10 s.
+const redis = new Redis(redisUrl, { maxRetriesPerRequest: 1 });
+redis.on("error", () => undefined);
+const store = redisStore({ redis });
+const mcp = createMcpHandler(server, { secret: "cluster", store, singleUseState: true });
+
+// The handler subscribes to the change bus as it is created. The store shares one subscriber
+// connection, whose replies come in order: once this probe's SUBSCRIBE is confirmed, so is the
+// handler's, and a change published by another backend from now on reaches this one.
+const unsubscribe = await store.bus.subscribe("cluster-ready", () => undefined);
+await unsubscribe();
+
+const httpServer = createServer(toNodeHandler(mcp));
+httpServer.listen(Number(process.env.PORT ?? 0), "127.0.0.1", () => {
+  process.stdout.write(`listening ${(httpServer.address() as AddressInfo).port}\n`);
+});
+
+let closing = false;
+async function shutdown(code: number): Promise<void> {
+  if (closing) return;
+  closing = true;
+  setTimeout(() => process.exit(code), 2_000).unref();
+  await mcp.close().catch(() => undefined);
+  httpServer.closeAllConnections();
+  httpServer.close();
+  redis.disconnect();
+  process.exit(code);
+}
+process.once("SIGTERM", () => void shutdown(0));
+process.once("SIGINT", () => void shutdown(0));
+// The harness holds our stdin open: when it goes away, however it died, so do we.
+process.stdin.on("end", () => void shutdown(0)).resume();

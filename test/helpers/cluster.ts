@@ -1,0 +1,355 @@
+import { type ChildProcess, spawn } from "node:child_process";
+import {
+  Agent,
+  createServer,
+  type IncomingHttpHeaders,
+  type IncomingMessage,
+  request as httpRequest,
+  type OutgoingHttpHeaders,
+  type ServerResponse,
+} from "node:http";
+import type { AddressInfo } from "node:net";
+import { pipeline } from "node:stream";
+import { fileURLToPath } from "node:url";
+import { type RedisServer, startRedisServer } from "./redis-server.js";
+import { SseReader } from "./stream.js";
+
+const ROOT = fileURLToPath(new URL("../../", import.meta.url));
+const SERVER_SCRIPT = fileURLToPath(new URL("./cluster-server.ts", import.meta.url));
+
+/** The response header naming the backend (its index) that served a request through the proxy. */
+export const BACKEND_HEADER = "x-cluster-backend";
+
+/** The index of the backend that served a response through the proxy. */
+export function servedBy(response: { headers: Headers }): number {
+  const index = response.headers.get(BACKEND_HEADER);
+  if (index === null) throw new Error(`No ${BACKEND_HEADER} header: not through the proxy?`);
+  return Number(index);
+}
+
+/** A response whose body is read as SSE while it arrives. */
+export interface OpenStream {
+  response: Response;
+  reader: SseReader;
+}
+
+/** Sends a request whose answer is an SSE stream that stays open, such as a listen or GET. */
+export async function openStream(url: string, init: RequestInit): Promise<OpenStream> {
+  const response = await fetch(url, init);
+  if (!response.body)
+    throw new Error(`${init.method ?? "GET"} answered ${response.status} without a body`);
+  return { response, reader: new SseReader(response.body) };
+}
+
+/** One server process behind the proxy. */
+export interface Backend {
+  readonly index: number;
+  /** Its own endpoint, `http://127.0.0.1:<port>/mcp`, for requests that bypass the proxy. */
+  readonly url: string;
+  readonly pid: number;
+  /** False once killed: the proxy skips it. */
+  readonly alive: boolean;
+  /** SIGKILLs the process (a crash, not a shutdown); the proxy stops routing to it first. */
+  kill(): Promise<void>;
+  /** Starts it again, on a new port, and routes to it again. */
+  restart(): Promise<void>;
+}
+
+/** What the proxy did with one incoming request. */
+export interface ProxyLogEntry {
+  method: string;
+  /** Index of the backend it went to; undefined when none was alive. */
+  backend: number | undefined;
+}
+
+/** A running cluster: Redis, the server processes and the round-robin proxy in front of them. */
+export interface Cluster {
+  /** The proxy's endpoint, `http://127.0.0.1:<port>/mcp`. */
+  readonly url: string;
+  readonly backends: readonly Backend[];
+  readonly redis: RedisServer;
+  /** Every request the proxy received, in arrival order. */
+  readonly proxyLog: ProxyLogEntry[];
+  /** Stops the proxy, every server process (its whole process group) and Redis. */
+  stop(): Promise<void>;
+}
+
+/** Options of {@link startCluster}. */
+export interface ClusterOptions {
+  /** Number of server processes. @default 3 */
+  processes?: number;
+  /** Longest wait for one process to print its port. @default 30_000 */
+  startTimeoutMs?: number;
+}
+
+/** Running process groups, killed synchronously if the test process exits without stop(). */
+const groups = new Set<number>();
+process.once("exit", () => {
+  for (const pid of groups) killGroup(pid, "SIGKILL");
+});
+
+function killGroup(pid: number, signal: NodeJS.Signals): void {
+  try {
+    process.kill(-pid, signal);
+  } catch {
+    // already gone
+  }
+}
+
+function exited(child: ChildProcess, ms: number): Promise<boolean> {
+  if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve(true);
+  return new Promise((resolve) => {
+    const timer = setTimeout(() => resolve(false), ms);
+    child.once("exit", () => {
+      clearTimeout(timer);
+      resolve(true);
+    });
+  });
+}
+
+/** Ends a process group: SIGTERM, then SIGKILL after `graceMs`. */
+async function endGroup(child: ChildProcess, graceMs: number): Promise<void> {
+  const pid = child.pid;
+  if (pid === undefined) return;
+  if (child.exitCode === null && child.signalCode === null) {
+    killGroup(pid, graceMs > 0 ? "SIGTERM" : "SIGKILL");
+    if (!(await exited(child, graceMs))) {
+      killGroup(pid, "SIGKILL");
+      await exited(child, 5_000);
+    }
+  }
+  // Anything the process left behind in its group goes too.
+  killGroup(pid, "SIGKILL");
+  groups.delete(pid);
+}
+
+/**
+ * A tiny process that shuts our Redis down if we die without stop() (SIGKILL, or a SIGTERM
+ * that skips exit hooks): it waits for its stdin pipe from us to break. By port, not pid, so
+ * it can never hit an unrelated process; SHUTDOWN only means something to a Redis.
+ */
+function guardRedis(port: number): ChildProcess {
+  const script = `process.stdin.on("end", () => {
+    const socket = require("node:net").connect(${port}, "127.0.0.1", () => socket.end("SHUTDOWN NOSAVE\\r\\n"));
+    socket.on("close", () => process.exit()).on("error", () => process.exit());
+    setTimeout(() => process.exit(), 2000);
+  }).resume();`;
+  const guard = spawn(process.execPath, ["-e", script], {
+    stdio: ["pipe", "ignore", "ignore"],
+    detached: true,
+  });
+  if (guard.pid !== undefined) groups.add(guard.pid);
+  return guard;
+}
+
+/** Spawns one cluster-server process in its own process group; resolves once it listens. */
+async function spawnServer(
+  redisUrl: string,
+  timeoutMs: number,
+): Promise<{ child: ChildProcess; port: number }> {
+  const child = spawn(process.execPath, ["--import", "tsx", SERVER_SCRIPT], {
+    cwd: ROOT,
+    env: { ...process.env, REDIS_URL: redisUrl, PORT: "0" },
+    // stdin stays open: the server exits when it closes, so it never outlives us.
+    stdio: ["pipe", "pipe", "pipe"],
+    detached: true,
+  });
+  if (child.pid !== undefined) groups.add(child.pid);
+  let output = "";
+  try {
+    const port = await new Promise<number>((resolve, reject) => {
+      const timer = setTimeout(
+        () => reject(new Error(`did not listen within ${timeoutMs} ms`)),
+        timeoutMs,
+      );
+      child.stdout?.on("data", (chunk: Buffer) => {
+        output += chunk.toString();
+        const match = /^listening (\d+)$/m.exec(output);
+        if (match) {
+          clearTimeout(timer);
+          resolve(Number(match[1]));
+        }
+      });
+      child.stderr?.on("data", (chunk: Buffer) => {
+        output += chunk.toString();
+      });
+      child.once("error", (error) => {
+        clearTimeout(timer);
+        reject(error);
+      });
+      child.once("exit", (code, signal) => {
+        clearTimeout(timer);
+        reject(new Error(`exited (${code ?? signal}) before listening`));
+      });
+    });
+    // Drain the pipes from now on, so a chatty server never blocks on a full pipe.
+    child.stdout?.resume();
+    child.stderr?.resume();
+    return { child, port };
+  } catch (error) {
+    await endGroup(child, 0);
+    const reason = error instanceof Error ? error.message : String(error);
+    throw new Error(`cluster-server ${reason}. Output:\n${output}`);
+  }
+}
+
+function createBackend(index: number, redisUrl: string, timeoutMs: number) {
+  let child: ChildProcess | undefined;
+  let port = 0;
+  let alive = false;
+  const backend = {
+    index,
+    get url() {
+      return `http://127.0.0.1:${port}/mcp`;
+    },
+    get port() {
+      return port;
+    },
+    get pid() {
+      return child?.pid ?? 0;
+    },
+    get alive() {
+      return alive;
+    },
+    async start() {
+      ({ child, port } = await spawnServer(redisUrl, timeoutMs));
+      alive = true;
+    },
+    async kill() {
+      alive = false;
+      if (child) await endGroup(child, 0);
+    },
+    async restart() {
+      await backend.kill();
+      await backend.start();
+    },
+    async stop() {
+      alive = false;
+      if (child) await endGroup(child, 3_000);
+    },
+  };
+  return backend;
+}
+
+type InternalBackend = ReturnType<typeof createBackend>;
+
+/** Headers that describe one connection, not the message (RFC 9110 §7.6.1): never forwarded. */
+const HOP_BY_HOP = new Set([
+  "connection",
+  "keep-alive",
+  "proxy-connection",
+  "transfer-encoding",
+  "te",
+  "trailer",
+  "upgrade",
+]);
+
+function endToEnd(headers: IncomingHttpHeaders): OutgoingHttpHeaders {
+  const named = String(headers.connection ?? "")
+    .split(",")
+    .map((name) => name.trim().toLowerCase());
+  const out: OutgoingHttpHeaders = {};
+  for (const [name, value] of Object.entries(headers)) {
+    if (value !== undefined && !HOP_BY_HOP.has(name) && !named.includes(name)) out[name] = value;
+  }
+  return out;
+}
+
+function proxyError(res: ServerResponse, status: number, message: string): void {
+  res.writeHead(status, { "content-type": "application/json" });
+  res.end(JSON.stringify({ jsonrpc: "2.0", id: null, error: { code: -32603, message } }));
+}
+
+/**
+ * A reverse proxy that sends each request to the next live backend in turn, with no
+ * stickiness, and streams both ways (SSE included) without buffering.
+ */
+async function startProxy(backends: readonly InternalBackend[], log: ProxyLogEntry[]) {
+  const agent = new Agent({ keepAlive: true });
+  let turn = 0;
+  const pick = (): InternalBackend | undefined => {
+    for (let tries = 0; tries < backends.length; tries++) {
+      const backend = backends[turn++ % backends.length];
+      if (backend?.alive) return backend;
+    }
+    return undefined;
+  };
+
+  const forward = (req: IncomingMessage, res: ServerResponse) => {
+    const backend = pick();
+    log.push({ method: req.method ?? "GET", backend: backend?.index });
+    if (!backend) {
+      req.resume();
+      proxyError(res, 503, "No backend is alive");
+      return;
+    }
+    const upstream = httpRequest({
+      host: "127.0.0.1",
+      port: backend.port,
+      method: req.method,
+      path: req.url,
+      headers: endToEnd(req.headers),
+      agent,
+    });
+    upstream.on("response", (response) => {
+      res.writeHead(response.statusCode ?? 502, response.statusMessage, {
+        ...endToEnd(response.headers),
+        [BACKEND_HEADER]: String(backend.index),
+      });
+      res.flushHeaders();
+      // Ends or destroys both sides together: a client that goes away cancels upstream, and
+      // a backend that dies mid-stream cuts the client's connection.
+      pipeline(response, res, () => undefined);
+    });
+    upstream.on("error", (error) => {
+      if (res.headersSent) res.destroy();
+      else proxyError(res, 502, `Backend ${backend.index} failed: ${error.message}`);
+    });
+    res.on("close", () => {
+      if (!res.writableFinished) upstream.destroy();
+    });
+    pipeline(req, upstream, () => undefined);
+  };
+
+  const server = createServer(forward);
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/mcp`,
+    async close() {
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+      agent.destroy();
+    },
+  };
+}
+
+/**
+ * Starts a private Redis, `processes` servers of test/helpers/cluster-server.ts sharing it (each
+ * its own process group), and a round-robin proxy in front of them.
+ */
+export async function startCluster(options: ClusterOptions = {}): Promise<Cluster> {
+  const count = options.processes ?? 3;
+  const redis = await startRedisServer();
+  const guard = guardRedis(redis.port);
+  const backends = Array.from({ length: count }, (_, index) =>
+    createBackend(index, redis.url, options.startTimeoutMs ?? 30_000),
+  );
+  let proxy: Awaited<ReturnType<typeof startProxy>> | undefined;
+  const stop = async () => {
+    await proxy?.close();
+    await Promise.all(backends.map((backend) => backend.stop()));
+    await redis.close();
+    await endGroup(guard, 0);
+  };
+  try {
+    const started = await Promise.allSettled(backends.map((backend) => backend.start()));
+    const failed = started.find((result) => result.status === "rejected");
+    if (failed) throw failed.reason;
+    const log: ProxyLogEntry[] = [];
+    proxy = await startProxy(backends, log);
+    return { url: proxy.url, backends, redis, proxyLog: log, stop };
+  } catch (error) {
+    await stop();
+    throw error;
+  }
+}
