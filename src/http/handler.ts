@@ -59,6 +59,8 @@ export interface McpHandler {
   readonly fetch: (request: Request) => Promise<Response>;
   /** Serves a transport-neutral request; adapters use it to skip Web object allocation. */
   readonly handle: (request: McpHttpRequest) => Promise<McpHttpResponse>;
+  /** Resolves once change notifications published by other processes reach this one. */
+  readonly ready: Promise<void>;
   /** What this process holds now, for metrics: long-lived streams and legacy sessions. */
   stats(): { streams: number; sessionsHeld: number };
   /** Ends listen streams gracefully and releases the store. */
@@ -230,6 +232,7 @@ export function createMcpHandler(server: McpServer, options: McpHandlerOptions =
     server,
     fetch: async (request) => toWebResponse(await handle(fromWebRequest(request))),
     handle,
+    ready: core.hub.ready,
     stats: () => ({ streams: core.hub.size, sessionsHeld: legacy?.held ?? 0 }),
     async close() {
       if (closing) return;

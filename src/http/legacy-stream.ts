@@ -26,7 +26,7 @@ export interface LegacyStreamOptions {
   id: string;
   log: EventLog;
   onError: (error: unknown) => void;
-  /** Called with each event sent while detached, so a resumption elsewhere can go on live. */
+  /** Called with each event and the end, so a resumption on another process can go on live. */
   forward?: (event: StreamEvent) => void;
 }
 
@@ -71,7 +71,9 @@ export class LegacyStream {
       message: message as unknown as JsonObject,
     };
     this.#options.log.append(this.logKey, event).catch(this.#options.onError);
-    if (!this.attached && !this.#holding) this.#options.forward?.(event);
+    // Always forwarded: the connection may be gone before this process notices, and a
+    // resumption elsewhere drops what it already replayed.
+    this.#options.forward?.(event);
     this.relay(event);
   }
 
@@ -152,7 +154,7 @@ export class LegacyStream {
   end(): void {
     if (this.#ended) return;
     this.#ended = true;
-    if (!this.attached) this.#options.forward?.({ end: true });
+    this.#options.forward?.({ end: true });
     this.#writer?.close();
   }
 

@@ -220,7 +220,7 @@ export class LegacyEra {
     const standalone = runtime.openStandalone(streamId);
     if (!this.#sinks.has(record.id)) this.#sinks.set(record.id, this.#core.hub.add(runtime.sink()));
     // Whichever process held this session's GET stream before lets go of it now.
-    this.#publish(record.id, { t: "take", stream: standalone.id, by: this.#processId });
+    void this.#publish(record.id, { t: "take", stream: standalone.id, by: this.#processId });
     if (lastEventId !== null) await standalone.resume(writer, lastEventId);
     else {
       standalone.attach(writer);
@@ -277,10 +277,12 @@ export class LegacyEra {
     return receivers - (local?.listening ? 1 : 0) > 0;
   }
 
-  #publish(sessionId: string, message: SessionMessage): void {
-    this.#store.bus
-      .publish(sessionChannel(sessionId), message)
-      .catch((error: unknown) => this.#core.reportError(error));
+  /** Tells the other processes; resolves once Redis (or the memory bus) took the message. */
+  #publish(sessionId: string, message: SessionMessage): Promise<void> {
+    return this.#store.bus.publish(sessionChannel(sessionId), message).then(
+      () => undefined,
+      (error: unknown) => this.#core.reportError(error),
+    );
   }
 
   async #delete(req: McpHttpRequest): Promise<McpHttpResponse> {
@@ -291,7 +293,7 @@ export class LegacyEra {
     if (!record || !(await this.#stored(this.#store.sessions.delete(sessionId))))
       return sessionError(404, "Session not found");
     this.#drop(sessionId, "Session deleted");
-    this.#publish(sessionId, { t: "end" });
+    void this.#publish(sessionId, { t: "end" });
     return { status: 200, headers: {}, body: null };
   }
 
@@ -414,7 +416,7 @@ export class LegacyEra {
       const local = this.#runtimes.get(record.id)?.inflight.get(String(requestId));
       if (local) local.abort(new Error("Cancelled by the client"));
       else if (requestId !== undefined)
-        this.#publish(record.id, { t: "cancel", requestId: String(requestId) });
+        void this.#publish(record.id, { t: "cancel", requestId: String(requestId) });
     }
     return { status: 202, headers: {}, body: null };
   }
@@ -452,8 +454,8 @@ export class LegacyEra {
       );
       const runtime = this.#runtimes.get(record.id);
       if (runtime) runtime.subscriptions = subscriptions;
-      // The process holding the GET stream may be another one.
-      this.#publish(record.id, { t: "subs", uris: record.subscriptions });
+      // The process holding the GET stream may be another one: tell it before acknowledging.
+      await this.#publish(record.id, { t: "subs", uris: record.subscriptions });
     }
     return ok();
   }

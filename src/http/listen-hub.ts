@@ -138,6 +138,11 @@ export class ListenHub {
     });
   }
 
+  /** Resolves once this hub hears change events from every process. */
+  get ready(): Promise<void> {
+    return this.#unsubscribe.then(() => undefined);
+  }
+
   /** True when another stream may open. */
   hasRoom(): boolean {
     return this.#sinks.size < this.#options.maxStreams;
