@@ -1,0 +1,53 @@
+import cluster from "node:cluster";
+import { createServer } from "node:http";
+import express from "express";
+import { Redis } from "ioredis";
+import { redisStore } from "mcp-mount/redis";
+import { createExampleApp } from "../express/app.js";
+
+// One worker of examples/cluster/server.ts: the Express example app on the shared Redis store.
+// The primary passes REDIS_URL, MCP_SECRET, PORT and HOST.
+
+const redisUrl = process.env.REDIS_URL;
+if (!redisUrl) throw new Error("worker: REDIS_URL is required");
+
+const redis = new Redis(redisUrl);
+redis.on("error", (error: Error) =>
+  console.error(`worker ${process.pid}: Redis: ${error.message}`),
+);
+const { app, mcp } = createExampleApp({
+  secret: process.env.MCP_SECRET,
+  store: redisStore({ redis }),
+});
+
+// Says which worker answered, to watch requests spread over the processes.
+const servedBy = `worker ${cluster.worker?.id ?? "?"} (pid ${process.pid})`;
+const front = express();
+front.use((_req, res, next) => {
+  res.setHeader("x-served-by", servedBy);
+  next();
+});
+front.use(app);
+
+// Workers share the port: the primary holds the socket and hands connections out.
+const httpServer = createServer(front);
+httpServer.once("error", (error) => {
+  console.error(`${servedBy}: ${error.message}`);
+  process.exit(1);
+});
+httpServer.listen(Number(process.env.PORT ?? 3000), process.env.HOST ?? "127.0.0.1");
+
+let closing = false;
+async function shutdown(): Promise<void> {
+  if (closing) return;
+  closing = true;
+  setTimeout(() => process.exit(0), 5_000).unref();
+  // Ends listen and GET streams with their final messages, then leaves the bus.
+  await mcp.close();
+  await redis.quit().catch(() => redis.disconnect());
+  httpServer.close(() => process.exit(0));
+  httpServer.closeIdleConnections();
+}
+// Ctrl+C sends SIGINT to every process of the terminal's group; the primary sends SIGTERM.
+process.once("SIGINT", shutdown);
+process.once("SIGTERM", shutdown);
