@@ -1,8 +1,8 @@
 import { type ChildProcess, fork } from "node:child_process";
 import { once } from "node:events";
-import { request } from "undici";
+import { Client } from "undici";
 import type { Contender } from "./contenders.js";
-import { MCP_PATH, REQUEST_HEADERS, requestBody, verifyEchoResponse } from "./request.js";
+import { MCP_PATH, verifyEchoResponse } from "./request.js";
 import type { CpuMessage, ReadyMessage } from "./servers/serve.js";
 
 /** A contender running in its own process, so it never shares an event loop with the load. */
@@ -68,19 +68,29 @@ function waitForPort(child: ChildProcess, label: string): Promise<number> {
   });
 }
 
-/** Sends one tools/call and throws unless the answer is a correct echo result. */
+/**
+ * Sets up one slot of the contender's workload (a legacy session), sends one tools/call, and
+ * throws unless the answer is a correct echo result.
+ */
 export async function verifyServer(server: RunningServer): Promise<void> {
   const id = 424242;
-  const response = await request(`${server.origin}${MCP_PATH}`, {
-    method: "POST",
-    headers: REQUEST_HEADERS,
-    body: requestBody(id),
-  });
-  const text = await response.body.text();
-  const contentType = String(response.headers["content-type"] ?? "");
+  const { workload, label } = server.contender;
+  const client = new Client(server.origin);
   try {
+    const slot = await workload.open(client);
+    const response = await client.request({
+      path: MCP_PATH,
+      method: "POST",
+      headers: slot.headers,
+      body: workload.body(id),
+    });
+    const text = await response.body.text();
+    const contentType = String(response.headers["content-type"] ?? "");
     verifyEchoResponse(id, response.statusCode, contentType, text);
+    await slot.close();
   } catch (error) {
-    throw new Error(`${server.contender.label} gave a wrong tools/call answer`, { cause: error });
+    throw new Error(`${label} failed its tools/call check`, { cause: error });
+  } finally {
+    await client.close();
   }
 }

@@ -1,7 +1,15 @@
-import { CONTENDER_IDS, type ContenderId, isContenderId } from "./contenders.js";
+import {
+  type BenchEra,
+  CONTENDER_IDS,
+  type ContenderId,
+  ERA_CONTENDERS,
+  isContenderId,
+} from "./contenders.js";
 
 /** How one benchmark run is shaped; every field has an environment override. */
 export interface BenchConfig {
+  /** Traffic and default servers: modern tools/call, or legacy sessions (BENCH_ERA). @default "modern" */
+  era: BenchEra;
   /** Rounds over every server and concurrency (BENCH_REPS). @default 7 */
   reps: number;
   /** Timed seconds per server, concurrency and rep (BENCH_SECONDS). @default 2 */
@@ -10,7 +18,7 @@ export interface BenchConfig {
   warmupSeconds: number;
   /** Requests in flight (BENCH_CONCURRENCY, comma-separated). @default [1, 16, 64] */
   concurrency: number[];
-  /** Servers to run (BENCH_SERVERS, comma-separated ids). @default all */
+  /** Servers to run (BENCH_SERVERS, comma-separated ids). @default the era's contenders */
   servers: ContenderId[];
   /** Servers to run under `--cpu-prof` (BENCH_CPU_PROF, comma-separated ids). @default none */
   cpuProf: ContenderId[];
@@ -40,6 +48,10 @@ function ids(name: string, fallback: readonly ContenderId[]): ContenderId[] {
 
 /** Reads the configuration from the environment; throws on bad values. */
 export function readConfig(): BenchConfig {
+  const era = process.env.BENCH_ERA || "modern";
+  if (era !== "modern" && era !== "legacy") {
+    throw new TypeError("BENCH_ERA must be modern or legacy");
+  }
   const concurrency = (process.env.BENCH_CONCURRENCY ?? "1,16,64")
     .split(",")
     .map((part) => Number(part.trim()));
@@ -47,11 +59,12 @@ export function readConfig(): BenchConfig {
     throw new TypeError("BENCH_CONCURRENCY must list positive integers");
   }
   return {
+    era,
     reps: Math.round(positive("BENCH_REPS", 7)),
     seconds: positive("BENCH_SECONDS", 2),
     warmupSeconds: positive("BENCH_WARMUP_SECONDS", 1),
     concurrency,
-    servers: ids("BENCH_SERVERS", CONTENDER_IDS),
+    servers: ids("BENCH_SERVERS", ERA_CONTENDERS[era]),
     cpuProf: ids("BENCH_CPU_PROF", []),
   };
 }

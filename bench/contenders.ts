@@ -1,27 +1,63 @@
 import { fileURLToPath } from "node:url";
+import { legacyWorkload, modernWorkload, type Workload } from "./workload.js";
 
-/** The servers the benchmark compares, in report order. */
-export const CONTENDER_IDS = ["bare", "sdk", "tmcp", "mcp-mount"] as const;
+/** Every server the benchmark knows, in report order. */
+export const CONTENDER_IDS = [
+  "bare",
+  "sdk",
+  "tmcp",
+  "mcp-mount",
+  "mcp-mount-legacy",
+  "sdk-v1",
+] as const;
 
 /** One of {@link CONTENDER_IDS}. */
 export type ContenderId = (typeof CONTENDER_IDS)[number];
 
-/** A server under test: what to start and how to name it in the report. */
+/** Which traffic a run sends: modern tools/call (`npm run bench`) or legacy sessions (`bench:legacy`). */
+export type BenchEra = "modern" | "legacy";
+
+/** The servers each era's run compares unless BENCH_SERVERS says otherwise. */
+export const ERA_CONTENDERS: Record<BenchEra, readonly ContenderId[]> = {
+  modern: ["bare", "sdk", "tmcp", "mcp-mount"],
+  // Our modern path runs beside the legacy one, so both figures come from the same minutes.
+  legacy: ["bare", "mcp-mount", "mcp-mount-legacy", "sdk-v1"],
+};
+
+/** A server under test: what to start, what to send it, and how to name it in the report. */
 export interface Contender {
   id: ContenderId;
   label: string;
   /** Absolute path of the module the child process runs. */
   entry: string;
+  workload: Workload;
 }
 
 const entry = (file: string) => fileURLToPath(new URL(`./servers/${file}`, import.meta.url));
 
 /** Every contender, by id. */
 export const CONTENDERS: Record<ContenderId, Contender> = {
-  bare: { id: "bare", label: "bare node:http", entry: entry("bare.ts") },
-  sdk: { id: "sdk", label: "official SDK v2", entry: entry("sdk.ts") },
-  tmcp: { id: "tmcp", label: "tmcp", entry: entry("tmcp.ts") },
-  "mcp-mount": { id: "mcp-mount", label: "mcp-mount", entry: entry("mcp-mount.ts") },
+  bare: { id: "bare", label: "bare node:http", entry: entry("bare.ts"), workload: modernWorkload },
+  sdk: { id: "sdk", label: "official SDK v2", entry: entry("sdk.ts"), workload: modernWorkload },
+  tmcp: { id: "tmcp", label: "tmcp", entry: entry("tmcp.ts"), workload: modernWorkload },
+  "mcp-mount": {
+    id: "mcp-mount",
+    label: "mcp-mount",
+    entry: entry("mcp-mount.ts"),
+    workload: modernWorkload,
+  },
+  "mcp-mount-legacy": {
+    id: "mcp-mount-legacy",
+    label: "mcp-mount legacy",
+    entry: entry("mcp-mount.ts"),
+    workload: legacyWorkload,
+  },
+  "sdk-v1": {
+    id: "sdk-v1",
+    label: "official SDK v1",
+    entry: entry("sdk-v1.ts"),
+    workload: legacyWorkload,
+  },
 };
 
 /** True when `value` names a contender. */

@@ -1,6 +1,7 @@
 import { Pool } from "undici";
-import { ECHO_MARK, MCP_PATH, REQUEST_HEADERS, requestBody } from "./request.js";
+import { ECHO_MARK, MCP_PATH } from "./request.js";
 import { quantile } from "./stats.js";
+import { modernWorkload, type Slot, type Workload } from "./workload.js";
 
 /** What one timed run against one server at one concurrency measured. */
 export interface RunResult {
@@ -25,25 +26,33 @@ export interface MeasureOptions {
   measureMs: number;
   /** Reads the server's CPU time in microseconds, before and after the timed window. */
   cpuMicros?: () => Promise<number>;
+  /** What each slot sets up and sends. @default modernWorkload */
+  workload?: Workload;
 }
 
 let nextId = 1;
 
 /**
  * Closed-loop load: `concurrency` loops each send the next tools/call as soon as the previous
- * answer is read, over a pool of as many connections (pipelining 1). Throws on the first
- * response that is not a 200 carrying the echoed text.
+ * answer is read, over a pool of as many connections (pipelining 1). Each loop is a slot of the
+ * workload, set up before the warm-up (a legacy session) and released after the timed window.
+ * Throws on the first response that is not a 200 carrying the echoed text.
  */
 export async function measure(origin: string, options: MeasureOptions): Promise<RunResult> {
   const pool = new Pool(origin, { connections: options.concurrency, pipelining: 1 });
+  const workload = options.workload ?? modernWorkload;
   try {
-    await drive(pool, options.concurrency, options.warmMs ?? 250);
+    const slots = await Promise.all(
+      Array.from({ length: options.concurrency }, () => workload.open(pool)),
+    );
+    await drive(pool, workload, slots, options.warmMs ?? 250);
     const latencies: number[] = [];
     const cpuBefore = (await options.cpuMicros?.()) ?? Number.NaN;
     const started = performance.now();
-    await drive(pool, options.concurrency, options.measureMs, latencies);
+    await drive(pool, workload, slots, options.measureMs, latencies);
     const seconds = (performance.now() - started) / 1000;
     const cpuAfter = (await options.cpuMicros?.()) ?? Number.NaN;
+    await Promise.all(slots.map((slot) => slot.close()));
     const sorted = Float64Array.from(latencies).sort();
     return {
       requests: latencies.length,
@@ -60,20 +69,21 @@ export async function measure(origin: string, options: MeasureOptions): Promise<
 
 async function drive(
   pool: Pool,
-  concurrency: number,
+  workload: Workload,
+  slots: Slot[],
   durationMs: number,
   latencies?: number[],
 ): Promise<void> {
   const until = performance.now() + durationMs;
-  const loop = async () => {
+  const loop = async ({ headers }: Slot) => {
     while (performance.now() < until) {
       const id = nextId++;
       const started = performance.now();
       const { statusCode, body } = await pool.request({
         path: MCP_PATH,
         method: "POST",
-        headers: REQUEST_HEADERS,
-        body: requestBody(id),
+        headers,
+        body: workload.body(id),
       });
       const text = await body.text();
       if (statusCode !== 200 || !text.includes(ECHO_MARK)) {
@@ -82,5 +92,5 @@ async function drive(
       latencies?.push(performance.now() - started);
     }
   };
-  await Promise.all(Array.from({ length: concurrency }, loop));
+  await Promise.all(slots.map(loop));
 }

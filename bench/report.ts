@@ -41,7 +41,8 @@ const TARGET_CONCURRENCY = new Set([16, 64]);
 
 type Metric = "rps" | "cpuPerRequest";
 
-function pairedRatios(
+/** Per-rep ratios of `numerator`'s metric to `denominator`'s at one concurrency, summarised. */
+export function pairedRatios(
   samples: Sample[],
   concurrency: number,
   numerator: ContenderId,
@@ -104,22 +105,29 @@ export function summarize(samples: Sample[], concurrency: number[], servers: Con
 const fixed = (value: number, digits: number) =>
   Number.isNaN(value) ? "—" : value.toFixed(digits);
 
-function ratio(summary: RatioSummary | undefined): string {
+/** A ratio summary as "median (min–max)", or "—" when missing. */
+export function ratio(summary: RatioSummary | undefined): string {
   if (!summary) return "—";
   return `${fixed(summary.median, 2)} (${fixed(summary.min, 2)}–${fixed(summary.max, 2)})`;
 }
 
-/** The summary as three Markdown tables, ready for RESULTS.md. */
-export function formatTables(summary: ReturnType<typeof summarize>): string {
+/** The per-server medians as a Markdown table. */
+export function formatServerRows(rows: ServerRow[]): string[] {
   const lines = [
     "| concurrency | server | req/s | p50 ms | p99 ms | server CPU µs/req | req/s × bare (min–max) |",
     "| ---: | --- | ---: | ---: | ---: | ---: | ---: |",
   ];
-  for (const row of summary.rows) {
+  for (const row of rows) {
     lines.push(
       `| ${row.concurrency} | ${CONTENDERS[row.server].label} | ${fixed(row.rps, 0)} | ${fixed(row.p50, 2)} | ${fixed(row.p99, 2)} | ${fixed(row.cpuPerRequest, 0)} | ${ratio(row.ofBare)} |`,
     );
   }
+  return lines;
+}
+
+/** The summary as three Markdown tables, ready for RESULTS.md. */
+export function formatTables(summary: ReturnType<typeof summarize>): string {
+  const lines = formatServerRows(summary.rows);
   lines.push(
     "",
     "| concurrency | mcp-mount ÷ bare (target ≥ 0.5) | ÷ SDK v2 (≥ 3) | ÷ tmcp (> 1) | targets |",

@@ -21,6 +21,47 @@ export function requestBody(id: number): string {
   return BODY_HEAD + id + BODY_TAIL;
 }
 
+/** The legacy protocol version the legacy-era run and the session memory benchmark speak. */
+export const LEGACY_VERSION = "2025-11-25";
+
+/** A 2025-11-25 client's `initialize` params, capabilities as a full-featured client declares them. */
+export const INITIALIZE_PARAMS = {
+  protocolVersion: LEGACY_VERSION,
+  capabilities: { sampling: {}, elicitation: {}, roots: { listChanged: true } },
+  clientInfo: { name: "Visual Studio Code", version: "1.107.1" },
+};
+
+/** The first request of a legacy session: no session id and no version header yet. */
+export const INITIALIZE_HEADERS: Record<string, string> = {
+  "content-type": "application/json",
+  accept: "application/json, text/event-stream",
+};
+
+/** The `initialize` request's body. */
+export const INITIALIZE_BODY = JSON.stringify({
+  jsonrpc: "2.0",
+  id: 0,
+  method: "initialize",
+  params: INITIALIZE_PARAMS,
+});
+
+/** The notification that ends the legacy handshake. */
+export const INITIALIZED_BODY = '{"jsonrpc":"2.0","method":"notifications/initialized"}';
+
+/** A legacy request's headers once the session is up; `mcp-session-id` is added per session. */
+export const LEGACY_HEADERS: Record<string, string> = {
+  "content-type": "application/json",
+  accept: "application/json, text/event-stream",
+  "mcp-protocol-version": LEGACY_VERSION,
+};
+
+const LEGACY_TAIL = `,"method":"tools/call","params":{"name":"echo","arguments":{"text":"${ECHO_TEXT}"}}}`;
+
+/** The body of a legacy tools/call request with JSON-RPC id `id`: no `_meta`, the session says it all. */
+export function legacyRequestBody(id: number): string {
+  return BODY_HEAD + id + LEGACY_TAIL;
+}
+
 /** A cheap per-response check for the hot loop: the echoed text block is in the body. */
 export const ECHO_MARK = `"text":"${ECHO_TEXT}"`;
 

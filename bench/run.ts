@@ -4,12 +4,14 @@ import { fileURLToPath } from "node:url";
 import { type RunningServer, startServer, verifyServer } from "./child.js";
 import { readConfig } from "./config.js";
 import { CONTENDERS } from "./contenders.js";
+import { formatLegacyTables, summarizeLegacy } from "./legacy-report.js";
 import { measure } from "./load.js";
-import { formatTables, type Sample, summarize } from "./report.js";
+import { formatServerRows, formatTables, type Sample, summarize } from "./report.js";
 
 // tools/call throughput and latency of mcp-mount against a bare node:http ceiling, the official
-// SDK v2 and tmcp. The machine is shared and noisy, so servers alternate rep by rep in rotating
-// order and the report gives medians of ratios paired within a rep.
+// SDK v2 and tmcp; with BENCH_ERA=legacy, of its legacy session path against its modern one, the
+// ceiling and the official SDK v1. The machine is shared and noisy, so servers alternate rep by
+// rep in rotating order and the report gives medians of ratios paired within a rep.
 
 const config = readConfig();
 const resultsDir = fileURLToPath(new URL("./results/", import.meta.url));
@@ -44,7 +46,11 @@ try {
   );
   for (const server of running) {
     for (const concurrency of config.concurrency) {
-      await measure(server.origin, { concurrency, measureMs: config.warmupSeconds * 1000 });
+      await measure(server.origin, {
+        concurrency,
+        measureMs: config.warmupSeconds * 1000,
+        workload: server.contender.workload,
+      });
     }
   }
   const samples: Sample[] = [];
@@ -55,6 +61,7 @@ try {
           concurrency,
           measureMs: config.seconds * 1000,
           cpuMicros: server.cpuMicros,
+          workload: server.contender.workload,
         });
         samples.push({ rep, concurrency, server: server.contender.id, result });
         log(
@@ -64,11 +71,12 @@ try {
     }
   }
   const summary = summarize(samples, config.concurrency, config.servers);
+  const legacy = config.era === "legacy" ? summarizeLegacy(samples, config.concurrency) : undefined;
   const stamp = new Date().toISOString().replace(/[:.]/g, "-");
-  const file = `${resultsDir}bench-${stamp}.json`;
+  const file = `${resultsDir}bench-${config.era === "legacy" ? "legacy-" : ""}${stamp}.json`;
   writeFileSync(
     file,
-    `${JSON.stringify({ config, machine: { ...machine, loadAfter: loadavg() }, summary, samples }, null, 2)}\n`,
+    `${JSON.stringify({ config, machine: { ...machine, loadAfter: loadavg() }, summary, legacy, samples }, null, 2)}\n`,
   );
   console.log(
     `\n${machine.cores} × ${machine.cpu}, Node ${machine.node}, load ${machine.loadBefore.map((n) => n.toFixed(2)).join(" ")} before, ${loadavg()
@@ -78,7 +86,11 @@ try {
   console.log(
     `medians over ${config.reps} reps of ${config.seconds} s; ratios paired within a rep\n`,
   );
-  console.log(formatTables(summary));
+  console.log(
+    legacy
+      ? [...formatServerRows(summary.rows), formatLegacyTables(legacy)].join("\n")
+      : formatTables(summary),
+  );
   console.log(`\nraw samples: ${file}`);
 } finally {
   await stopAll();
