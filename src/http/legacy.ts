@@ -217,6 +217,19 @@ export class LegacyEra {
       this.#release(runtime);
       return errorResponse(409, ErrorCode.InvalidRequest, "The session already has a GET stream");
     }
+    if (!this.#sinks.has(record.id) && !this.#core.hub.hasRoom()) {
+      this.#release(runtime);
+      return errorResponse(
+        503,
+        ErrorCode.InternalError,
+        "Too many open streams",
+        undefined,
+        undefined,
+        {
+          "retry-after": "5",
+        },
+      );
+    }
     const standalone = runtime.openStandalone(streamId);
     if (!this.#sinks.has(record.id)) this.#sinks.set(record.id, this.#core.hub.add(runtime.sink()));
     // Whichever process held this session's GET stream before lets go of it now.

@@ -1,7 +1,8 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { createMcpHandler, type McpHandler } from "../../src/index.js";
 import { createFixtureServer, type Probe } from "../helpers/fixture-server.js";
-import { modernHeaders, modernMeta } from "../helpers/modern.js";
+import { legacyHeaders, openSession } from "../helpers/legacy.js";
+import { modernHeaders, modernMeta, viaFetch } from "../helpers/modern.js";
 import { assertModernMessage } from "../helpers/spec.js";
 import { SseReader } from "../helpers/stream.js";
 import { type Mounted, mount } from "../helpers/transports.js";
@@ -185,5 +186,37 @@ describe.each(["fetch", "node"] as const)("subscriptions/listen through %s", (tr
       await new Promise((r) => setTimeout(r, 20));
     expect(probe.aborted.length).toBe(abortedBefore + 1);
     expect(reader.pending).toBe(0);
+  });
+});
+
+describe("stream limits", () => {
+  it("should answer 503 with Retry-After beyond maxStreams, for listen and GET streams alike", async () => {
+    const mcp = createMcpHandler(createFixtureServer(), { secret: "s", maxStreams: 1 });
+    const listen = (id: number) =>
+      mcp.fetch(
+        new Request("http://127.0.0.1/mcp", {
+          method: "POST",
+          headers: modernHeaders("subscriptions/listen"),
+          body: request(id, "subscriptions/listen", { notifications: { toolsListChanged: true } }),
+        }),
+      );
+    const first = await listen(1);
+    expect(first.status).toBe(200);
+    const second = await listen(2);
+    expect(second.status).toBe(503);
+    expect(second.headers.get("retry-after")).toBe("5");
+    expect((await second.json()).error.code).toBe(-32603);
+    const session = await openSession(viaFetch(mcp.fetch));
+    const get = await mcp.fetch(
+      new Request("http://127.0.0.1/mcp", {
+        method: "GET",
+        headers: { ...legacyHeaders(session), accept: "text/event-stream" },
+      }),
+    );
+    expect(get.status).toBe(503);
+    await first.body?.cancel();
+    expect(mcp.stats().streams).toBe(0);
+    expect((await listen(3)).status).toBe(200);
+    await mcp.close();
   });
 });
