@@ -1,8 +1,8 @@
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
-import type { Redis as RedisConnection } from "ioredis";
-import { createMcpHandler, type McpStore, McpServer } from "mcp-mount";
+import { createMcpHandler, McpServer } from "mcp-mount";
 import { toNodeHandler } from "mcp-mount/node";
+import { secretFromEnv, storeFromEnv } from "../shared/env.js";
 import { registerConformanceFixtures } from "./fixtures.js";
 
 // The conformance server: `npm run build && npm run conformance:server`, then point the
@@ -10,21 +10,9 @@ import { registerConformanceFixtures } from "./fixtures.js";
 const port = Number(process.env.PORT ?? 3001);
 const host = "127.0.0.1";
 
-// A fixed development secret, so every run (and every process) seals requestState the same way.
-const secret = process.env.MCP_SECRET ?? "mcp-mount-conformance-dev-secret";
-if (process.env.MCP_SECRET === undefined)
-  console.warn("MCP_SECRET is not set: using a fixed development secret. Set it in production.");
+const secret = secretFromEnv("mcp-mount-conformance-dev-secret");
 
-// ioredis and the Redis store load only when asked for.
-let redis: RedisConnection | undefined;
-let store: McpStore | undefined;
-if (process.env.REDIS_URL) {
-  const { Redis } = await import("ioredis");
-  const { redisStore } = await import("mcp-mount/redis");
-  redis = new Redis(process.env.REDIS_URL);
-  redis.on("error", (error: Error) => console.error(`Redis: ${error.message}`));
-  store = redisStore({ redis });
-}
+const { store, close: closeStore } = await storeFromEnv();
 
 const server = registerConformanceFixtures(
   new McpServer({ name: "mcp-mount-conformance", version: "1.0.0" }),
@@ -50,7 +38,7 @@ const shutdown = async () => {
   closing = true;
   setTimeout(() => process.exit(0), 2_000).unref();
   await mcp.close();
-  await redis?.quit().catch(() => redis?.disconnect());
+  await closeStore();
   httpServer.close(() => process.exit(0));
   httpServer.closeAllConnections();
 };
