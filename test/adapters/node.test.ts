@@ -1,0 +1,54 @@
+import { createServer } from "node:http";
+import type { AddressInfo } from "node:net";
+import { connect } from "node:net";
+import { describe, expect, it } from "vitest";
+import { toNodeHandler } from "../../src/adapters/node.js";
+import { createMcpHandler, McpServer } from "../../src/index.js";
+import { modernHeaders, modernMeta } from "../helpers/modern.js";
+
+describe("toNodeHandler", () => {
+  it("should stop buffering for a reader that stops reading, and drop its stream", async () => {
+    const server = new McpServer({ name: "backpressure", version: "1.0.0" });
+    const mcp = createMcpHandler(server, { secret: "s" });
+    const http = createServer(toNodeHandler(mcp));
+    await new Promise<void>((resolve) => http.listen(0, "127.0.0.1", resolve));
+    const { port } = http.address() as AddressInfo;
+    const uri = `test://${"x".repeat(1_000)}`;
+    const body = JSON.stringify({
+      jsonrpc: "2.0",
+      id: 1,
+      method: "subscriptions/listen",
+      params: { notifications: { resourceSubscriptions: [uri] }, _meta: modernMeta() },
+    });
+    // A raw client that sends the request and then never reads: the kernel buffers fill up.
+    const socket = connect(port, "127.0.0.1");
+    await new Promise<void>((resolve) => socket.once("connect", resolve));
+    const headers = {
+      ...modernHeaders("subscriptions/listen"),
+      host: `127.0.0.1:${port}`,
+      "content-length": String(Buffer.byteLength(body)),
+    };
+    socket.write(
+      `POST /mcp HTTP/1.1\r\n${Object.entries(headers)
+        .map(([k, v]) => `${k}: ${v}`)
+        .join("\r\n")}\r\n\r\n${body}`,
+    );
+    socket.pause();
+    for (let i = 0; i < 50 && mcp.stats().streams === 0; i++)
+      await new Promise((r) => setTimeout(r, 10));
+    expect(mcp.stats().streams).toBe(1);
+    // About 40 MB of notifications, far beyond the 4 MiB a stream may hold unread.
+    for (let i = 0; i < 40_000 && mcp.stats().streams > 0; i++) {
+      server.notifyResourceUpdated(uri);
+      if (i % 500 === 0) await new Promise((r) => setImmediate(r));
+    }
+    for (let i = 0; i < 100 && mcp.stats().streams > 0; i++)
+      await new Promise((r) => setTimeout(r, 10));
+    // Dropped once its unread backlog passed the bound, rather than buffered without limit.
+    expect(mcp.stats().streams).toBe(0);
+    socket.destroy();
+    await mcp.close();
+    http.closeAllConnections();
+    http.close();
+  });
+});
