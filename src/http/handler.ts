@@ -237,7 +237,7 @@ export function createMcpHandler(server: McpServer, options: McpHandlerOptions =
     async close() {
       if (closing) return;
       closing = true;
-      legacy?.close();
+      await legacy?.close();
       await core.hub.close(server.info);
       await store.close();
     },

@@ -64,6 +64,16 @@ export class LegacyStream {
     return this.#ended;
   }
 
+  /** The counter of the last event this stream produced. */
+  get seq(): number {
+    return this.#seq;
+  }
+
+  /** Goes on from event `seq` of a stream another process produced (a handoff). */
+  continueFrom(seq: number): void {
+    this.#seq = Math.max(this.#seq, seq);
+  }
+
   /** Logs `message` and writes it to the connection, if one is attached. */
   send(message: JsonRpcMessage): void {
     const event = {
@@ -118,6 +128,7 @@ export class LegacyStream {
     }
     this.attach(writer);
     this.#written = Number.isFinite(seqOf(lastEventId)) ? seqOf(lastEventId) : 0;
+    this.#seq = Math.max(this.#seq, this.#written);
     for (const event of [...(replay ?? []), ...held]) {
       if ("id" in event && event.id.endsWith(`${SEPARATOR}${END}`)) this.end();
       else {

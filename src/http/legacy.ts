@@ -46,6 +46,18 @@ const SESSION_METHODS = new Set([
 
 type Message = JsonRpcRequest | JsonRpcNotification | JsonRpcResult | JsonRpcErrorResponse;
 
+/** Where a process shutting down offers the GET streams it holds to the others. */
+const HANDOFF_CHANNEL = "legacy:handoff";
+/** Longest wait for another process to take a GET stream over on shutdown. */
+const HANDOFF_WAIT_MS = 1_000;
+
+interface Handoff {
+  session: string;
+  stream: string;
+  seq: number;
+  from: string;
+}
+
 /** A session-store operation failed: Redis down, most likely. */
 class StoreUnavailable extends Error {
   constructor(readonly cause: unknown) {
@@ -74,6 +86,8 @@ export class LegacyEra {
   readonly #sinks = new Map<string, () => void>();
   readonly #processId = crypto.randomUUID();
   readonly #sweeper: ReturnType<typeof setInterval>;
+  readonly #handoffs: Promise<() => Promise<void>>;
+  #closing = false;
 
   constructor(core: HandlerCore, store: McpStore, options: LegacyOptions) {
     this.#core = core;
@@ -86,6 +100,10 @@ export class LegacyEra {
       sweepIntervalMs: options.sweepIntervalMs ?? 60_000,
     };
     this.#sweeper = setInterval(() => void this.#sweep(), this.#options.sweepIntervalMs);
+    this.#handoffs = store.bus.subscribe(HANDOFF_CHANNEL, (message) => {
+      this.#adopt(message as Handoff).catch((error: unknown) => core.reportError(error));
+    });
+    this.#handoffs.catch((error: unknown) => core.reportError(error));
     (this.#sweeper as { unref?: () => void }).unref?.();
   }
 
@@ -310,11 +328,60 @@ export class LegacyEra {
     return { status: 200, headers: {}, body: null };
   }
 
-  /** Ends every session runtime of this process (shutdown); the sessions themselves live on. */
-  close(): void {
+  /**
+   * Ends every session runtime of this process (shutdown); the sessions themselves live on. Each
+   * GET stream is first handed to another process, which logs its events until the client
+   * resumes there, so nothing published meanwhile is lost.
+   */
+  async close(): Promise<void> {
+    this.#closing = true;
     clearInterval(this.#sweeper);
+    await Promise.all(
+      [...this.#runtimes.values()].map((runtime) => this.#handOver(runtime).catch(() => undefined)),
+    );
     for (const sessionId of [...this.#runtimes.keys()])
       this.#drop(sessionId, "Server is shutting down");
+    await (await this.#handoffs.catch(() => async () => {}))();
+  }
+
+  /** Offers a runtime's GET stream to the other processes; resolves once one took it. */
+  async #handOver(runtime: SessionRuntime): Promise<void> {
+    const standalone = runtime.standalone;
+    if (!standalone || standalone.ended) return;
+    const taken = new Promise<void>((resolve) => {
+      const timer = setTimeout(resolve, HANDOFF_WAIT_MS);
+      const previous = runtime.onRemote;
+      runtime.onRemote = (message) => {
+        previous(message);
+        if (message.t === "take" && message.by !== this.#processId) {
+          clearTimeout(timer);
+          resolve();
+        }
+      };
+    });
+    const handoff: Handoff = {
+      session: runtime.sessionId,
+      stream: standalone.id,
+      seq: standalone.seq,
+      from: this.#processId,
+    };
+    // This process hears its own offer too.
+    if ((await this.#store.bus.publish(HANDOFF_CHANNEL, handoff)) > 1) await taken;
+  }
+
+  /** Takes over a GET stream a process shutting down offered; one process wins the claim. */
+  async #adopt(handoff: Handoff): Promise<void> {
+    if (handoff.from === this.#processId || this.#closing) return;
+    const key = `handoff:${handoff.session}/${handoff.stream}.${handoff.seq}`;
+    if (!(await this.#store.nonces.claim(key, 60_000))) return;
+    const record = await this.#session(handoff.session);
+    if (!record) return;
+    const runtime = this.#runtime(record);
+    const standalone = runtime.openStandalone(handoff.stream);
+    standalone.continueFrom(handoff.seq);
+    if (!this.#sinks.has(record.id)) this.#sinks.set(record.id, this.#core.hub.add(runtime.sink()));
+    await runtime.listen();
+    await this.#publish(record.id, { t: "take", stream: standalone.id, by: this.#processId });
   }
 
   async #session(sessionId: string): Promise<SessionRecord | undefined> {

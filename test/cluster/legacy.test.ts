@@ -245,4 +245,24 @@ describe("legacy sessions across processes (Redis store, round-robin proxy)", ()
     expect(ticks).toEqual([2, 3, 4, 5, 6]);
     await resumed.reader.done;
   });
+
+  it("should go on live after resuming a GET stream on another process with nothing missed", async () => {
+    const session = await openSession(proxy);
+    const first = await get(session);
+    const holder = servedBy(first.response);
+    await tool(session, "notify_tools_changed");
+    expect((await next(first.reader))?.method).toBe("notifications/tools/list_changed");
+    const lastEventId = first.reader.lastEventId!;
+    await first.reader.cancel();
+    const resumed = await get(session, lastEventId, others(holder)[0]!.url);
+    expect(resumed.response.status).toBe(200);
+    await tool(session, "notify_tools_changed");
+    expect((await next(resumed.reader))?.method).toBe("notifications/tools/list_changed");
+    expect(await resumed.reader.next(300)).toBeUndefined();
+    // Event ids go on from the one the client resumed from; none is reused.
+    const counter = (id: string | undefined) => Number(id?.slice(id.lastIndexOf(".") + 1));
+    expect(counter(resumed.reader.lastEventId)).toBe(counter(lastEventId) + 1);
+    await proxy({ method: "DELETE", headers: legacyHeaders(session) });
+    await resumed.reader.done;
+  });
 });

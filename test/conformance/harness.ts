@@ -2,6 +2,7 @@ import { type ChildProcess, spawn } from "node:child_process";
 import { mkdir, mkdtemp, readdir, readFile, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
+import type { ClusterServer } from "../helpers/cluster.js";
 
 /** The repository root: the conformance server and the suites are resolved from here. */
 export const ROOT = resolve(import.meta.dirname, "../..");
@@ -93,6 +94,16 @@ export function startConformanceServer(timeoutMs = 30_000): Promise<RunningServe
     child.once("exit", onExit);
   });
 }
+
+/**
+ * examples/conformance/server.ts as one process of a cluster (test/helpers/cluster.ts): on the
+ * cluster's Redis, every process sealing requestState with the same secret.
+ */
+export const CONFORMANCE_CLUSTER_SERVER: ClusterServer = {
+  script: "examples/conformance/server.ts",
+  env: { MCP_SECRET: "mcp-mount-conformance-cluster-secret" },
+  listening: /listening on http:\/\/[^\s/]+:(\d+)\/mcp/,
+};
 
 /** The command that runs a script under Node 22 or newer. */
 function node22(): { command: string; prefix: string[] } {

@@ -1,3 +1,4 @@
+import { once } from "node:events";
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import { Redis } from "ioredis";
@@ -57,9 +58,13 @@ server.tool({ name: "wait_for_cancel" }, async (_args, ctx) => {
   return ctx.signal.aborted ? "cancelled" : "not cancelled";
 });
 
-// Fail fast while Redis is down rather than queue for ~10 s.
-const redis = new Redis(redisUrl, { maxRetriesPerRequest: 1 });
+// Fail fast while Redis is down. maxRetriesPerRequest alone is not enough: ioredis 6 backs off
+// up to 5 s between reconnections, so a queued command could still wait ~10 s for its second
+// attempt; without the offline queue a command fails at once while disconnected.
+const redis = new Redis(redisUrl, { maxRetriesPerRequest: 1, enableOfflineQueue: false });
 redis.on("error", () => undefined);
+// Without the offline queue, commands sent before the connection is ready would fail too.
+if (redis.status !== "ready") await once(redis, "ready");
 const store = redisStore({ redis });
 const mcp = createMcpHandler(server, { secret: "cluster", store, singleUseState: true });
 
@@ -79,11 +84,14 @@ async function shutdown(code: number): Promise<void> {
   if (closing) return;
   closing = true;
   setTimeout(() => process.exit(code), 2_000).unref();
+  // Listen streams get their final result and legacy streams end; every response then finishes
+  // before the process goes.
   await mcp.close().catch(() => undefined);
-  httpServer.closeAllConnections();
-  httpServer.close();
-  redis.disconnect();
-  process.exit(code);
+  httpServer.close(() => {
+    redis.disconnect();
+    process.exit(code);
+  });
+  httpServer.closeIdleConnections();
 }
 process.once("SIGTERM", () => void shutdown(0));
 process.once("SIGINT", () => void shutdown(0));

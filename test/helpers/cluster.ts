@@ -15,7 +15,23 @@ import { type RedisServer, startRedisServer } from "./redis-server.js";
 import { SseReader } from "./stream.js";
 
 const ROOT = fileURLToPath(new URL("../../", import.meta.url));
-const SERVER_SCRIPT = fileURLToPath(new URL("./cluster-server.ts", import.meta.url));
+const EXIT_WITH_PARENT = fileURLToPath(new URL("./exit-with-parent.ts", import.meta.url));
+
+/** What each server process runs, and how it says it listens. */
+export interface ClusterServer {
+  /** The script, run with `node --import tsx` from the repository root. */
+  script: string;
+  /** Extra environment; `REDIS_URL` (the cluster's Redis) and `PORT=0` are always set. */
+  env?: Record<string, string>;
+  /** Matches the output line printed once the process listens; its first group is the port. */
+  listening: RegExp;
+}
+
+/** test/helpers/cluster-server.ts: the fixture server plus the tools the cluster tests use. */
+export const FIXTURE_SERVER: ClusterServer = {
+  script: fileURLToPath(new URL("./cluster-server.ts", import.meta.url)),
+  listening: /^listening (\d+)$/m,
+};
 
 /** The response header naming the backend (its index) that served a request through the proxy. */
 export const BACKEND_HEADER = "x-cluster-backend";
@@ -51,6 +67,11 @@ export interface Backend {
   readonly alive: boolean;
   /** SIGKILLs the process (a crash, not a shutdown); the proxy stops routing to it first. */
   kill(): Promise<void>;
+  /**
+   * SIGTERMs the process (a graceful shutdown, as an orchestrator does) and waits until it
+   * exits; SIGKILL after `graceMs`. The proxy stops routing to it first. @default graceMs 5_000
+   */
+  terminate(graceMs?: number): Promise<void>;
   /** Starts it again, on a new port, and routes to it again. */
   restart(): Promise<void>;
 }
@@ -60,6 +81,8 @@ export interface ProxyLogEntry {
   method: string;
   /** Index of the backend it went to; undefined when none was alive. */
   backend: number | undefined;
+  /** Its `Mcp-Session-Id` header, if any. */
+  session: string | undefined;
 }
 
 /** A running cluster: Redis, the server processes and the round-robin proxy in front of them. */
@@ -78,6 +101,8 @@ export interface Cluster {
 export interface ClusterOptions {
   /** Number of server processes. @default 3 */
   processes?: number;
+  /** What each process runs. @default FIXTURE_SERVER */
+  server?: ClusterServer;
   /** Longest wait for one process to print its port. @default 30_000 */
   startTimeoutMs?: number;
 }
@@ -142,18 +167,24 @@ function guardRedis(port: number): ChildProcess {
   return guard;
 }
 
-/** Spawns one cluster-server process in its own process group; resolves once it listens. */
+/** Spawns one server process in its own process group; resolves once it listens. */
 async function spawnServer(
+  server: ClusterServer,
   redisUrl: string,
   timeoutMs: number,
 ): Promise<{ child: ChildProcess; port: number }> {
-  const child = spawn(process.execPath, ["--import", "tsx", SERVER_SCRIPT], {
-    cwd: ROOT,
-    env: { ...process.env, REDIS_URL: redisUrl, PORT: "0" },
-    // stdin stays open: the server exits when it closes, so it never outlives us.
-    stdio: ["pipe", "pipe", "pipe"],
-    detached: true,
-  });
+  const child = spawn(
+    process.execPath,
+    ["--import", "tsx", "--import", EXIT_WITH_PARENT, server.script],
+    {
+      cwd: ROOT,
+      env: { ...process.env, ...server.env, REDIS_URL: redisUrl, PORT: "0" },
+      // stdin stays open: the server exits when it closes (exit-with-parent.ts), so it never
+      // outlives us.
+      stdio: ["pipe", "pipe", "pipe"],
+      detached: true,
+    },
+  );
   if (child.pid !== undefined) groups.add(child.pid);
   let output = "";
   try {
@@ -164,7 +195,7 @@ async function spawnServer(
       );
       child.stdout?.on("data", (chunk: Buffer) => {
         output += chunk.toString();
-        const match = /^listening (\d+)$/m.exec(output);
+        const match = server.listening.exec(output);
         if (match) {
           clearTimeout(timer);
           resolve(Number(match[1]));
@@ -189,11 +220,11 @@ async function spawnServer(
   } catch (error) {
     await endGroup(child, 0);
     const reason = error instanceof Error ? error.message : String(error);
-    throw new Error(`cluster-server ${reason}. Output:\n${output}`);
+    throw new Error(`${server.script} ${reason}. Output:\n${output}`);
   }
 }
 
-function createBackend(index: number, redisUrl: string, timeoutMs: number) {
+function createBackend(index: number, server: ClusterServer, redisUrl: string, timeoutMs: number) {
   let child: ChildProcess | undefined;
   let port = 0;
   let alive = false;
@@ -212,12 +243,16 @@ function createBackend(index: number, redisUrl: string, timeoutMs: number) {
       return alive;
     },
     async start() {
-      ({ child, port } = await spawnServer(redisUrl, timeoutMs));
+      ({ child, port } = await spawnServer(server, redisUrl, timeoutMs));
       alive = true;
     },
     async kill() {
       alive = false;
       if (child) await endGroup(child, 0);
+    },
+    async terminate(graceMs = 5_000) {
+      alive = false;
+      if (child) await endGroup(child, graceMs);
     },
     async restart() {
       await backend.kill();
@@ -277,7 +312,12 @@ async function startProxy(backends: readonly InternalBackend[], log: ProxyLogEnt
 
   const forward = (req: IncomingMessage, res: ServerResponse) => {
     const backend = pick();
-    log.push({ method: req.method ?? "GET", backend: backend?.index });
+    const session = req.headers["mcp-session-id"];
+    log.push({
+      method: req.method ?? "GET",
+      backend: backend?.index,
+      session: typeof session === "string" ? session : undefined,
+    });
     if (!backend) {
       req.resume();
       proxyError(res, 503, "No backend is alive");
@@ -324,15 +364,20 @@ async function startProxy(backends: readonly InternalBackend[], log: ProxyLogEnt
 }
 
 /**
- * Starts a private Redis, `processes` servers of test/helpers/cluster-server.ts sharing it (each
- * its own process group), and a round-robin proxy in front of them.
+ * Starts a private Redis, `processes` servers sharing it (test/helpers/cluster-server.ts unless
+ * `server` says otherwise; each its own process group), and a round-robin proxy in front of them.
  */
 export async function startCluster(options: ClusterOptions = {}): Promise<Cluster> {
   const count = options.processes ?? 3;
   const redis = await startRedisServer();
   const guard = guardRedis(redis.port);
   const backends = Array.from({ length: count }, (_, index) =>
-    createBackend(index, redis.url, options.startTimeoutMs ?? 30_000),
+    createBackend(
+      index,
+      options.server ?? FIXTURE_SERVER,
+      redis.url,
+      options.startTimeoutMs ?? 30_000,
+    ),
   );
   let proxy: Awaited<ReturnType<typeof startProxy>> | undefined;
   const stop = async () => {
