@@ -22,8 +22,14 @@ export async function storeFromEnv(): Promise<{
   if (!process.env.REDIS_URL) return { store: undefined, close: async () => {} };
   const { Redis } = await import("ioredis");
   const { redisStore } = await import("mcp-mount/redis");
-  const redis = new Redis(process.env.REDIS_URL);
+  // Fail fast while Redis is down (legacy requests then get 503 at once), and so wait until the
+  // connection is ready before serving.
+  const redis = new Redis(process.env.REDIS_URL, {
+    enableOfflineQueue: false,
+    maxRetriesPerRequest: 1,
+  });
   redis.on("error", (error: Error) => console.error(`Redis: ${error.message}`));
+  await new Promise<void>((resolve) => redis.once("ready", () => resolve()));
   return {
     store: redisStore({ redis }),
     async close() {

@@ -19,9 +19,10 @@ import type {
 
 /**
  * Options of {@link redisStore}. ioredis queues commands while it is disconnected and fails
- * them only after `maxRetriesPerRequest` reconnection attempts (about 10 s by default); give
- * the connection `maxRetriesPerRequest: 1`, or `enableOfflineQueue: false`, for requests that
- * fail fast while Redis is down. The store never changes the options of a connection it is given.
+ * them only after `maxRetriesPerRequest` reconnection attempts (which can take a minute with its
+ * defaults); give the connection `enableOfflineQueue: false` (and wait for `ready`), or
+ * `maxRetriesPerRequest: 1`, for requests that fail fast while Redis is down. The store never
+ * changes the options of a connection it is given.
  */
 export interface RedisStoreOptions {
   /** The connection for commands (ioredis `Redis` or `Cluster`); owned and closed by the caller. */
