@@ -58,6 +58,13 @@ interface Handoff {
   from: string;
 }
 
+/** The id of a request, to echo in errors; undefined for notifications and responses. */
+function requestIdOf(message: Message): JsonRpcRequest["id"] | undefined {
+  return "id" in message && !isResponse(message as unknown as JsonObject)
+    ? (message as JsonRpcRequest).id
+    : undefined;
+}
+
 /** A session-store operation failed: Redis down, most likely. */
 class StoreUnavailable extends Error {
   constructor(readonly cause: unknown) {
@@ -119,7 +126,7 @@ export class LegacyEra {
 
   /** Serves a POST: `initialize`, or a message of an existing session. */
   post(req: McpHttpRequest, message: Message): Promise<McpHttpResponse> {
-    return this.#available(() => this.#post(req, message));
+    return this.#available(() => this.#post(req, message), requestIdOf(message));
   }
 
   /** Serves a GET: the session's standalone stream, or the resumption of any of its streams. */
@@ -133,7 +140,10 @@ export class LegacyEra {
   }
 
   /** Runs `serve`, answering 503 with Retry-After while the store cannot be reached. */
-  async #available(serve: () => Promise<McpHttpResponse>): Promise<McpHttpResponse> {
+  async #available(
+    serve: () => Promise<McpHttpResponse>,
+    id?: JsonRpcRequest["id"],
+  ): Promise<McpHttpResponse> {
     try {
       return await serve();
     } catch (error) {
@@ -143,7 +153,7 @@ export class LegacyEra {
         503,
         ErrorCode.InternalError,
         "Session store unavailable, retry shortly",
-        undefined,
+        id,
         undefined,
         {
           "retry-after": "1",
@@ -162,10 +172,7 @@ export class LegacyEra {
   }
 
   async #post(req: McpHttpRequest, message: Message): Promise<McpHttpResponse> {
-    const id =
-      "id" in message && !isResponse(message as unknown as JsonObject)
-        ? (message as JsonRpcRequest).id
-        : undefined;
+    const id = requestIdOf(message);
     const headerVersion = req.header("mcp-protocol-version");
     if (headerVersion !== null && !LEGACY_VERSIONS.includes(headerVersion)) {
       return errorResponse(

@@ -475,7 +475,7 @@ describe("legacy options", () => {
     });
     expect(refused.status).toBe(503);
     expect(refused.headers.get("retry-after")).toBe("1");
-    expect(JSON.parse(refused.text).error.code).toBe(-32603);
+    expect(JSON.parse(refused.text)).toMatchObject({ id: 1, error: { code: -32603 } });
     expect(
       (await call(send, "tools/call", { name: "echo", arguments: { text: "modern" } })).result
         .content,
