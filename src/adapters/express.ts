@@ -2,6 +2,9 @@ import type { NextFunction, Request, Response } from "express";
 import type { McpHandler } from "../http/handler.js";
 import { toNodeHandler } from "./node.js";
 
+/** Where RFC 9728 §3 puts Protected Resource Metadata. */
+const WELL_KNOWN = "/.well-known/oauth-protected-resource";
+
 /**
  * Express middleware (Express 4 and 5) serving the MCP endpoint at the path it is mounted on:
  * `app.use("/mcp", toExpress(mcp))`. Works whether or not `express.json()` ran first.
@@ -13,6 +16,22 @@ export function toExpress(
   return (req, res, next) => {
     // Only the mount path itself is the endpoint; deeper paths belong to the app.
     if (req.path !== "/" && req.path !== "") return next();
+    handle(req, res).catch(next);
+  };
+}
+
+/**
+ * Express middleware serving the endpoint's Protected Resource Metadata (RFC 9728) at
+ * `/.well-known/oauth-protected-resource[/<path>]`: `app.use(toExpressMetadata(mcp))`, at the
+ * app's root. Other requests pass through.
+ */
+export function toExpressMetadata(
+  mcp: McpHandler,
+): (req: Request, res: Response, next: NextFunction) => void {
+  const handle = toNodeHandler(mcp);
+  return (req, res, next) => {
+    const path = (req.originalUrl ?? req.url).split("?")[0]!;
+    if (path !== WELL_KNOWN && !path.startsWith(`${WELL_KNOWN}/`)) return next();
     handle(req, res).catch(next);
   };
 }

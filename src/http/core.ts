@@ -1,7 +1,7 @@
 import type { JsonObject } from "../protocol/messages.js";
 import type { DispatchRuntime } from "../server/dispatch.js";
 import type { McpServer } from "../server/mcp-server.js";
-import type { Era, Implementation } from "../server/types.js";
+import type { AuthInfo, Era, Implementation } from "../server/types.js";
 import type { ListenHub } from "./listen-hub.js";
 
 /** What the `onRequest` hook learns about each request. */
@@ -13,6 +13,8 @@ export interface RequestInfo {
   durationMs: number;
   status: number;
   client?: Implementation;
+  /** The verified principal, when the endpoint uses auth (its token only if exposed). */
+  auth?: AuthInfo;
   /** The JSON-RPC error the request ended with, if any. */
   error?: unknown;
 }
@@ -22,6 +24,8 @@ export interface HandlerCore {
   server: McpServer;
   runtime: DispatchRuntime;
   hub: ListenHub;
+  /** Lists hold only what the caller has the scopes for (auth's `hideUnauthorized`). */
+  hideUnauthorized: boolean;
   reportError(error: unknown, method?: string): void;
   observe(event: {
     era: Era;
@@ -29,6 +33,7 @@ export interface HandlerCore {
     params: JsonObject;
     started: number;
     client?: Implementation;
+    auth?: AuthInfo;
     status: number;
     error?: unknown;
   }): void;
@@ -51,6 +56,7 @@ export function toRequestInfo(event: Parameters<HandlerCore["observe"]>[0]): Req
   const name = nameOf(event.params);
   if (name !== undefined) info.name = name;
   if (event.client) info.client = event.client;
+  if (event.auth) info.auth = event.auth;
   if (event.error !== undefined) info.error = event.error;
   return info;
 }

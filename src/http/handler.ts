@@ -1,3 +1,4 @@
+import type { McpAuth } from "../auth/types.js";
 import { ErrorCode } from "../protocol/errors.js";
 import {
   isNotification,
@@ -8,10 +9,13 @@ import {
 } from "../protocol/messages.js";
 import { MetaKey } from "../protocol/versions.js";
 import type { McpServer } from "../server/mcp-server.js";
+import { hasScopes, scopesFor } from "../server/access.js";
 import { isModernRequest } from "../server/modern-meta.js";
+import type { AuthInfo } from "../server/types.js";
 import { createStateSealer } from "../server/request-state.js";
 import { memoryStore } from "../store/memory.js";
 import type { McpStore } from "../store/types.js";
+import { authenticate, insufficientScope, isMetadataRequest, serveMetadata } from "./auth-gate.js";
 import { type HandlerCore, type RequestInfo, toRequestInfo } from "./core.js";
 import { LegacyEra, type LegacyOptions } from "./legacy.js";
 import { ListenHub } from "./listen-hub.js";
@@ -25,6 +29,11 @@ import { fromWebRequest, toWebResponse } from "./web.js";
 export interface McpHandlerOptions {
   /** Shared state: sessions, bus, nonces. @default memoryStore() */
   store?: McpStore;
+  /**
+   * Bearer-token auth (`jwtAuth()` or `bearerAuth()` from `mcp-mount/auth`): challenges, scope
+   * checks, Protected Resource Metadata, and sessions and state bound to the principal.
+   */
+  auth?: McpAuth;
   /** Key material for sealing `requestState`; share it across processes. @default a random per-process key */
   secret?: string | Uint8Array;
   /** Origins allowed to call the endpoint; "*" allows any. @default same-origin, plus loopback on loopback hosts */
@@ -129,6 +138,7 @@ export function createMcpHandler(server: McpServer, options: McpHandlerOptions =
       maxStreams: options.maxStreams ?? 10_000,
       onError: (error) => reportError(error),
     }),
+    hideUnauthorized: options.auth?.hideUnauthorized ?? false,
     reportError,
     observe: (event) => {
       if (!options.onRequest) return;
@@ -143,6 +153,7 @@ export function createMcpHandler(server: McpServer, options: McpHandlerOptions =
     options.legacy === false
       ? undefined
       : new LegacyEra(core, store, options.legacy === true ? {} : (options.legacy ?? {}));
+  const auth = options.auth;
   let closing = false;
 
   async function handle(req: McpHttpRequest): Promise<McpHttpResponse> {
@@ -168,11 +179,30 @@ export function createMcpHandler(server: McpServer, options: McpHandlerOptions =
     if (!isHostAllowed(req.header("host"), req.localAddress, options.allowedHosts)) {
       return errorResponse(403, ErrorCode.InvalidRequest, "Host not allowed");
     }
+    // Public, and read cross-origin by browser clients: served before the Origin check.
+    if (isMetadataRequest(req)) {
+      if (auth) return serveMetadata(auth, req);
+      return errorResponse(404, ErrorCode.InvalidRequest, "This endpoint does not use OAuth");
+    }
     if (!isOriginAllowed(req.header("origin"), req.header("host"), options.allowedOrigins)) {
       return errorResponse(403, ErrorCode.InvalidRequest, "Origin not allowed");
     }
-    if (legacy && req.method === "GET") return legacy.get(req);
-    if (legacy && req.method === "DELETE") return legacy.delete(req);
+    let caller: { auth: AuthInfo; resource: string } | undefined;
+    if (auth) {
+      const outcome = await authenticate(auth, req, reportError);
+      if ("response" in outcome) return outcome.response;
+      caller = outcome;
+      if (!hasScopes(caller.auth.scopes, auth.requiredScopes))
+        return insufficientScope(
+          auth,
+          caller.resource,
+          caller.auth.scopes,
+          auth.requiredScopes,
+          undefined,
+        );
+    }
+    if (legacy && req.method === "GET") return legacy.get(req, caller?.auth);
+    if (legacy && req.method === "DELETE") return legacy.delete(req, caller?.auth);
     if (req.method !== "POST") return methodNotAllowed();
     if (mediaType(req.header("content-type")) !== "application/json") {
       return errorResponse(415, ErrorCode.InvalidRequest, "Content-Type must be application/json");
@@ -206,7 +236,7 @@ export function createMcpHandler(server: McpServer, options: McpHandlerOptions =
     const sessionHeader = req.header("mcp-session-id") !== null;
     if (isResponse(message)) {
       // Answers to server requests belong to legacy sessions; the modern era has none.
-      if (legacy && sessionHeader) return legacy.post(req, message);
+      if (legacy && sessionHeader) return legacy.post(req, message, caller?.auth);
       return errorResponse(
         400,
         ErrorCode.InvalidRequest,
@@ -216,9 +246,15 @@ export function createMcpHandler(server: McpServer, options: McpHandlerOptions =
     if (!isRequest(message) && !isNotification(message)) {
       return errorResponse(400, ErrorCode.InvalidRequest, "Invalid JSON-RPC message", id);
     }
-    if (isModernRequest(message.method, message.params)) return handleModern(core, req, message);
+    if (auth && caller && id !== undefined) {
+      const needed = scopesFor(server, message.method, message.params ?? {});
+      if (!hasScopes(caller.auth.scopes, needed))
+        return insufficientScope(auth, caller.resource, caller.auth.scopes, needed!, id);
+    }
+    if (isModernRequest(message.method, message.params))
+      return handleModern(core, req, message, caller?.auth);
     if (legacy && (message.method === "initialize" || sessionHeader || legacy.stateless)) {
-      return legacy.post(req, message);
+      return legacy.post(req, message, caller?.auth);
     }
     return errorResponse(
       400,

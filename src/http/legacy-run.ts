@@ -3,7 +3,7 @@ import type { JsonObject, JsonRpcRequest } from "../protocol/messages.js";
 import type { LogLevel } from "../protocol/versions.js";
 import type { RequestEnv } from "../server/context.js";
 import { dispatch } from "../server/dispatch.js";
-import type { Implementation } from "../server/types.js";
+import type { AuthInfo, Implementation } from "../server/types.js";
 import type { SessionRecord } from "../store/types.js";
 import { LazyAbort } from "../utils/lazy-abort.js";
 import type { HandlerCore } from "./core.js";
@@ -26,6 +26,7 @@ export function runLegacyRequest(
   record: SessionRecord,
   request: JsonRpcRequest,
   retryMs: number,
+  auth: AuthInfo | undefined,
   release: () => void,
 ): Promise<McpHttpResponse> {
   const started = performance.now();
@@ -52,6 +53,8 @@ export function runLegacyRequest(
       clientInfo: record.clientInfo as Implementation | undefined,
       logLevel: (record.logLevel as LogLevel | undefined) ?? "debug",
       abort,
+      auth,
+      hideUnauthorized: core.hideUnauthorized,
       sessionId: record.id || undefined,
       send: (notification) => {
         if (!abort.aborted) open().send(notification);
@@ -70,6 +73,7 @@ export function runLegacyRequest(
         params,
         started,
         client: env.clientInfo,
+        auth,
         status,
         error,
       });

@@ -8,6 +8,8 @@ import type {
 } from "../protocol/messages.js";
 import { isObject, isRequest, isResponse } from "../protocol/messages.js";
 import { isLogLevel, LEGACY_VERSIONS } from "../protocol/versions.js";
+import { principalKey } from "../server/access.js";
+import type { AuthInfo } from "../server/types.js";
 import type { SessionRecord, McpStore } from "../store/types.js";
 import { toBase64Url } from "../utils/base64.js";
 import type { HandlerCore } from "./core.js";
@@ -125,18 +127,18 @@ export class LegacyEra {
   }
 
   /** Serves a POST: `initialize`, or a message of an existing session. */
-  post(req: McpHttpRequest, message: Message): Promise<McpHttpResponse> {
-    return this.#available(() => this.#post(req, message), requestIdOf(message));
+  post(req: McpHttpRequest, message: Message, auth?: AuthInfo): Promise<McpHttpResponse> {
+    return this.#available(() => this.#post(req, message, auth), requestIdOf(message));
   }
 
   /** Serves a GET: the session's standalone stream, or the resumption of any of its streams. */
-  get(req: McpHttpRequest): Promise<McpHttpResponse> {
-    return this.#available(() => this.#get(req));
+  get(req: McpHttpRequest, auth?: AuthInfo): Promise<McpHttpResponse> {
+    return this.#available(() => this.#get(req, principalKey(auth)));
   }
 
   /** Serves a DELETE: ends the session and its streams. */
-  delete(req: McpHttpRequest): Promise<McpHttpResponse> {
-    return this.#available(() => this.#delete(req));
+  delete(req: McpHttpRequest, auth?: AuthInfo): Promise<McpHttpResponse> {
+    return this.#available(() => this.#delete(req, principalKey(auth)));
   }
 
   /** Runs `serve`, answering 503 with Retry-After while the store cannot be reached. */
@@ -171,7 +173,7 @@ export class LegacyEra {
     }
   }
 
-  async #post(req: McpHttpRequest, message: Message): Promise<McpHttpResponse> {
+  async #post(req: McpHttpRequest, message: Message, auth?: AuthInfo): Promise<McpHttpResponse> {
     const id = requestIdOf(message);
     const headerVersion = req.header("mcp-protocol-version");
     if (headerVersion !== null && !LEGACY_VERSIONS.includes(headerVersion)) {
@@ -188,7 +190,7 @@ export class LegacyEra {
         return sessionError(400, "Session is already initialized", id);
       if (!isRequest(message as unknown as JsonObject))
         return sessionError(400, "initialize must be a request", id);
-      return this.#initialize(message as JsonRpcRequest);
+      return this.#initialize(message as JsonRpcRequest, principalKey(auth));
     }
     let record: SessionRecord | undefined;
     if (this.#options.stateless) {
@@ -202,7 +204,7 @@ export class LegacyEra {
       };
     } else {
       if (sessionId === null) return sessionError(400, "Mcp-Session-Id header is required", id);
-      record = await this.#session(sessionId);
+      record = await this.#session(sessionId, principalKey(auth));
       if (!record) return sessionError(404, "Session not found", id);
     }
     if (isResponse(message as unknown as JsonObject)) {
@@ -215,19 +217,19 @@ export class LegacyEra {
     const request = message as JsonRpcRequest;
     if (SESSION_METHODS.has(request.method)) return this.#sessionMethod(record, request);
     const runtime = this.#runtime(record);
-    return runLegacyRequest(this.#core, runtime, record, request, this.#options.retryMs, () =>
+    return runLegacyRequest(this.#core, runtime, record, request, this.#options.retryMs, auth, () =>
       this.#release(runtime),
     );
   }
 
-  async #get(req: McpHttpRequest): Promise<McpHttpResponse> {
+  async #get(req: McpHttpRequest, principal: string): Promise<McpHttpResponse> {
     if (this.#options.stateless) return methodNotAllowed();
     const accept = req.header("accept") ?? "";
     if (!/text\/event-stream|\*\/\*/.test(accept))
       return errorResponse(406, ErrorCode.InvalidRequest, "Accept must include text/event-stream");
     const sessionId = req.header("mcp-session-id");
     if (sessionId === null) return sessionError(400, "Mcp-Session-Id header is required");
-    const record = await this.#session(sessionId);
+    const record = await this.#session(sessionId, principal);
     if (!record) return sessionError(404, "Session not found");
     const runtime = this.#runtime(record);
     const writer = new SseStream();
@@ -323,11 +325,11 @@ export class LegacyEra {
     );
   }
 
-  async #delete(req: McpHttpRequest): Promise<McpHttpResponse> {
+  async #delete(req: McpHttpRequest, principal: string): Promise<McpHttpResponse> {
     if (this.#options.stateless) return methodNotAllowed();
     const sessionId = req.header("mcp-session-id");
     if (sessionId === null) return sessionError(400, "Mcp-Session-Id header is required");
-    const record = await this.#session(sessionId);
+    const record = await this.#session(sessionId, principal);
     if (!record || !(await this.#stored(this.#store.sessions.delete(sessionId))))
       return sessionError(404, "Session not found");
     this.#drop(sessionId, "Session deleted");
@@ -381,7 +383,7 @@ export class LegacyEra {
     if (handoff.from === this.#processId || this.#closing) return;
     const key = `handoff:${handoff.session}/${handoff.stream}.${handoff.seq}`;
     if (!(await this.#store.nonces.claim(key, 60_000))) return;
-    const record = await this.#session(handoff.session);
+    const record = await this.#stored(this.#store.sessions.get(handoff.session));
     if (!record) return;
     const runtime = this.#runtime(record);
     const standalone = runtime.openStandalone(handoff.stream);
@@ -391,10 +393,11 @@ export class LegacyEra {
     await this.#publish(record.id, { t: "take", stream: standalone.id, by: this.#processId });
   }
 
-  async #session(sessionId: string): Promise<SessionRecord | undefined> {
+  /** The session a request names, when it belongs to the request's principal. */
+  async #session(sessionId: string, principal: string): Promise<SessionRecord | undefined> {
     const record = await this.#stored(this.#store.sessions.get(sessionId));
-    // Another principal presenting the id gets the same answer as an unknown session.
-    if (record?.principal !== "") return undefined;
+    // Another principal presenting the id gets the same answer as an unknown session (§5).
+    if (record?.principal !== principal) return undefined;
     return record;
   }
 
@@ -455,7 +458,7 @@ export class LegacyEra {
     this.#sinks.delete(sessionId);
   }
 
-  async #initialize(request: JsonRpcRequest): Promise<McpHttpResponse> {
+  async #initialize(request: JsonRpcRequest, principal: string): Promise<McpHttpResponse> {
     const params = request.params ?? {};
     const requested = params.protocolVersion;
     const protocolVersion =
@@ -476,7 +479,7 @@ export class LegacyEra {
         protocolVersion,
         capabilities: isObject(params.capabilities) ? params.capabilities : {},
         subscriptions: [],
-        principal: "",
+        principal,
         createdAt: Date.now(),
       };
       if (isObject(params.clientInfo)) record.clientInfo = params.clientInfo;

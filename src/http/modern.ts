@@ -1,6 +1,7 @@
 import { ErrorCode, invalidParams, isMcpError, McpError } from "../protocol/errors.js";
 import type { JsonObject, JsonRpcNotification, JsonRpcRequest } from "../protocol/messages.js";
 import type { RequestEnv } from "../server/context.js";
+import type { AuthInfo } from "../server/types.js";
 import { dispatch, hasMethod } from "../server/dispatch.js";
 import { type ModernMeta, readModernMeta, unsupportedVersion } from "../server/modern-meta.js";
 import type { HandlerCore } from "./core.js";
@@ -16,6 +17,7 @@ export async function handleModern(
   core: HandlerCore,
   req: McpHttpRequest,
   message: JsonRpcRequest | JsonRpcNotification,
+  auth?: AuthInfo,
 ): Promise<McpHttpResponse> {
   const id = "id" in message ? message.id : undefined;
   const params = message.params ?? {};
@@ -39,7 +41,7 @@ export async function handleModern(
   }
   const request = { id: id!, method: message.method, params };
   if (request.method === "subscriptions/listen") return listen(core, request);
-  return run(core, req, request, meta);
+  return run(core, req, request, meta, auth);
 }
 
 function listen(
@@ -79,6 +81,7 @@ function run(
   req: McpHttpRequest,
   request: { id: JsonRpcRequest["id"]; method: string; params: JsonObject },
   meta: ModernMeta,
+  auth: AuthInfo | undefined,
 ): Promise<McpHttpResponse> {
   const started = performance.now();
   const abort = new LazyAbort();
@@ -97,6 +100,8 @@ function run(
       clientInfo: meta.clientInfo,
       logLevel: meta.logLevel,
       abort,
+      auth,
+      hideUnauthorized: core.hideUnauthorized,
       send(notification) {
         if (abort.aborted) return;
         if (!stream) {
@@ -117,6 +122,7 @@ function run(
         params: request.params,
         started,
         client: meta.clientInfo,
+        auth,
         status,
         error,
       });

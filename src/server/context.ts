@@ -23,6 +23,8 @@ export interface RequestEnv {
   /** Aborted when the client cancels or goes away; its signal is built only when read. */
   abort: LazyAbort;
   auth?: AuthInfo;
+  /** Lists hold only what `auth` has the scopes for (and are then private to it). */
+  hideUnauthorized?: boolean;
   sessionId?: string;
   /** Sends a notification related to this request (progress, log messages). */
   send(notification: JsonRpcNotification): void | Promise<void>;

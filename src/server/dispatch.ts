@@ -11,6 +11,7 @@ import {
 } from "./context.js";
 import { cacheHints, type McpServer } from "./mcp-server.js";
 import { paginate } from "./pagination.js";
+import { hasScopes, principalKey } from "./access.js";
 import { digestParams, type StateSealer } from "./request-state.js";
 import { toolError, toPromptResult, toReadResult, toToolResult } from "./results.js";
 import type { CacheHints, Completer, HandlerContext, ToolResult } from "./types.js";
@@ -42,13 +43,23 @@ type Handler = (
 /** Methods that may answer `input_required` (spec: patterns/mrtr, supported requests). */
 const MRTR_METHODS = new Set(["tools/call", "prompts/get", "resources/read"]);
 
-function principalOf(env: RequestEnv): string {
-  return env.auth ? `${env.auth.issuer ?? ""}|${env.auth.subject ?? ""}` : "";
-}
-
 function withCache(result: JsonObject, hints: CacheHints | undefined, env: RequestEnv): JsonObject {
   if (env.era !== "modern") return result;
-  return Object.assign(result, cacheHints(hints));
+  const applied = cacheHints(hints);
+  // A list filtered by the caller's scopes must not be shared with other callers.
+  if (env.hideUnauthorized) applied.cacheScope = "private";
+  return Object.assign(result, applied);
+}
+
+/** The registrations a list shows to this caller. */
+function visible<T extends { options: { scopes?: string[] } }>(
+  items: Iterable<T>,
+  env: RequestEnv,
+): T[] {
+  const all = [...items];
+  if (!env.hideUnauthorized) return all;
+  const granted = env.auth?.scopes ?? [];
+  return all.filter((item) => hasScopes(granted, item.options.scopes));
 }
 
 function notFound(env: RequestEnv, uri: string): McpError {
@@ -132,12 +143,17 @@ const readResource: Handler = async (server, ctx, params, env) => {
   throw notFound(env, uri);
 };
 
-async function listResources(server: McpServer, ctx: HandlerContext): Promise<JsonObject[]> {
-  const listed = [...server.resources.values()].map((resource) => resource.definition);
-  for (const template of server.templates.values()) {
+async function listResources(
+  server: McpServer,
+  ctx: HandlerContext,
+  env: RequestEnv,
+): Promise<JsonObject[]> {
+  const listed = visible(server.resources.values(), env).map((resource) => resource.definition);
+  for (const template of visible(server.templates.values(), env)) {
     if (!template.options.list) continue;
     for (const item of await template.options.list(ctx)) {
       const { scopes, ttlMs, cacheScope, ...definition } = item;
+      if (env.hideUnauthorized && !hasScopes(env.auth?.scopes ?? [], scopes)) continue;
       listed.push(definition as JsonObject);
     }
   }
@@ -192,27 +208,27 @@ const HANDLERS: Record<string, Handler> = {
     return withCache(result, server.cache.discover, env);
   },
   "tools/list": async (server, _ctx, params, env) => {
-    const page = paginate([...server.tools.values()], params.cursor, server.pageSize);
+    const page = paginate(visible(server.tools.values(), env), params.cursor, server.pageSize);
     const result: JsonObject = { tools: page.items.map((tool) => tool.definition) };
     if (page.nextCursor) result.nextCursor = page.nextCursor;
     return withCache(result, server.cache.tools, env);
   },
   "tools/call": callTool,
   "prompts/list": async (server, _ctx, params, env) => {
-    const page = paginate([...server.prompts.values()], params.cursor, server.pageSize);
+    const page = paginate(visible(server.prompts.values(), env), params.cursor, server.pageSize);
     const result: JsonObject = { prompts: page.items.map((prompt) => prompt.definition) };
     if (page.nextCursor) result.nextCursor = page.nextCursor;
     return withCache(result, server.cache.prompts, env);
   },
   "prompts/get": getPrompt,
   "resources/list": async (server, ctx, params, env) => {
-    const page = paginate(await listResources(server, ctx), params.cursor, server.pageSize);
+    const page = paginate(await listResources(server, ctx, env), params.cursor, server.pageSize);
     const result: JsonObject = { resources: page.items };
     if (page.nextCursor) result.nextCursor = page.nextCursor;
     return withCache(result, server.cache.resources, env);
   },
   "resources/templates/list": async (server, _ctx, params, env) => {
-    const page = paginate([...server.templates.values()], params.cursor, server.pageSize);
+    const page = paginate(visible(server.templates.values(), env), params.cursor, server.pageSize);
     const result: JsonObject = { resourceTemplates: page.items.map((t) => t.definition) };
     if (page.nextCursor) result.nextCursor = page.nextCursor;
     return withCache(result, server.cache.resourceTemplates, env);
@@ -243,7 +259,7 @@ async function restoreState(
     // One answer for every failure, so a probe learns nothing about why (PROTOCOL §2.4).
     const invalid = () => invalidParams("Invalid or expired requestState");
     if (!payload || payload.expires < Date.now()) throw invalid();
-    if (payload.principal !== principalOf(env) || payload.method !== request.method)
+    if (payload.principal !== principalKey(env.auth) || payload.method !== request.method)
       throw invalid();
     if (payload.digest !== (await digestParams(request.params))) throw invalid();
     if (
@@ -267,7 +283,7 @@ async function inputRequired(
   state: JsonObject,
 ): Promise<JsonObject> {
   const requestState = await runtime.sealer.seal({
-    principal: principalOf(env),
+    principal: principalKey(env.auth),
     method: request.method,
     digest: await digestParams(request.params),
     expires: Date.now() + runtime.stateTtlMs,

@@ -1,7 +1,7 @@
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import express from "express";
-import { toExpress } from "../../src/adapters/express.js";
+import { toExpress, toExpressMetadata } from "../../src/adapters/express.js";
 import { toNodeHandler } from "../../src/adapters/node.js";
 import type { McpHandler } from "../../src/index.js";
 import { type Send, viaFetch, viaUrl } from "./modern.js";
@@ -11,6 +11,8 @@ export interface Mounted {
   send: Send;
   /** The endpoint URL when served over a real socket. */
   url: string;
+  /** A `Send` to another URL of the same app (the metadata document, say). */
+  at(url: string): Send;
   close(): Promise<void>;
 }
 
@@ -35,18 +37,24 @@ function closer(server: Server, mcp: McpHandler): () => Promise<void> {
 export async function mount(name: TransportName, mcp: McpHandler): Promise<Mounted> {
   if (name === "fetch") {
     const url = "http://127.0.0.1/mcp";
-    return { send: viaFetch(mcp.fetch, url), url, close: () => mcp.close() };
+    return {
+      send: viaFetch(mcp.fetch, url),
+      url,
+      at: (other) => viaFetch(mcp.fetch, other),
+      close: () => mcp.close(),
+    };
   }
   if (name === "node") {
     const server = createServer(toNodeHandler(mcp));
     const url = await listen(server, "/mcp");
-    return { send: viaUrl(url), url, close: closer(server, mcp) };
+    return { send: viaUrl(url), url, at: viaUrl, close: closer(server, mcp) };
   }
   const app = express();
+  app.use(toExpressMetadata(mcp));
   const router = express.Router();
   router.use("/mcp", toExpress(mcp));
   app.use("/api", router);
   const server = createServer(app);
   const url = await listen(server, "/api/mcp");
-  return { send: viaUrl(url), url, close: closer(server, mcp) };
+  return { send: viaUrl(url), url, at: viaUrl, close: closer(server, mcp) };
 }

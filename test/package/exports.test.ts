@@ -36,6 +36,7 @@ describe("the published package", () => {
   it("should build every subpath export it declares", () => {
     expect(Object.keys(pkg.exports)).toEqual([
       ".",
+      "./auth",
       "./express",
       "./next",
       "./node",
@@ -49,7 +50,7 @@ describe("the published package", () => {
   });
 
   it("should keep the Web-standard core free of node:, express and ioredis imports", () => {
-    for (const subpath of [".", "./next"]) {
+    for (const subpath of [".", "./next", "./auth"]) {
       const { bare } = importGraph(join(ROOT, pkg.exports[subpath].default));
       const forbidden = [...bare].filter(
         (s) =>
@@ -59,7 +60,11 @@ describe("the published package", () => {
       );
       expect(forbidden, subpath).toEqual([]);
       expect([...bare].sort(), subpath).toEqual(
-        subpath === "." ? ["@cfworker/json-schema", "ajv", "ajv/dist/2020.js"] : [],
+        {
+          ".": ["@cfworker/json-schema", "ajv", "ajv/dist/2020.js"],
+          "./next": [],
+          "./auth": ["jose"],
+        }[subpath],
       );
     }
   });
@@ -87,7 +92,8 @@ describe("the published package", () => {
       "isMcpError",
       "memoryStore",
     ]);
-    expect(await names("./express")).toEqual(["toExpress"]);
+    expect(await names("./auth")).toEqual(["InvalidTokenError", "bearerAuth", "jwtAuth"]);
+    expect(await names("./express")).toEqual(["toExpress", "toExpressMetadata"]);
     expect(await names("./next")).toEqual(["toNextRoute"]);
     expect(await names("./node")).toEqual([
       "fromNodeRequest",

@@ -1,0 +1,177 @@
+import { randomUUID } from "node:crypto";
+import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
+import type { AddressInfo } from "node:net";
+import { exportJWK, generateKeyPair, type JWK, type JWTPayload, SignJWT } from "jose";
+
+/** Options of {@link startLocalIssuer}. */
+export interface LocalIssuerOptions {
+  /** Port on 127.0.0.1. @default 0 (any free port) */
+  port?: number;
+  /** Scopes the issuer advertises and grants. @default [] */
+  scopes?: string[];
+  /** Lifetime of issued tokens in seconds. @default 3600 */
+  tokenTtlSec?: number;
+}
+
+/** How a test wants one token signed. */
+export interface SignOptions {
+  /** Key id in the header. @default the current key's */
+  kid?: string;
+  /** @default "RS256" */
+  alg?: string;
+  /** Signing key. @default the current private key */
+  key?: CryptoKey | Uint8Array;
+  /** Seconds from now; negative for an expired token. @default tokenTtlSec */
+  expiresInSec?: number;
+}
+
+/** A development OAuth authorization server on loopback: a JWKS, RFC 8414 metadata, a token endpoint. */
+export interface LocalIssuer {
+  /** The issuer identifier, e.g. `http://127.0.0.1:41234`. */
+  readonly url: string;
+  readonly jwksUrl: string;
+  /** JWKS responses served so far. */
+  readonly jwksFetches: number;
+  /** The public key of the current signing key, as a JWK. */
+  readonly publicJwk: JWK;
+  /** Signs a token with the issuer's current key (defaults: `iss` this issuer, `iat`, `exp`). */
+  sign(claims: JWTPayload, options?: SignOptions): Promise<string>;
+  /** Adds a new signing key to the JWKS and signs with it from now on; returns its kid. */
+  rotate(): Promise<string>;
+  close(): Promise<void>;
+}
+
+interface SigningKey {
+  kid: string;
+  privateKey: CryptoKey;
+  publicJwk: JWK;
+}
+
+async function newKey(): Promise<SigningKey> {
+  const { privateKey, publicKey } = await generateKeyPair("RS256", { extractable: true });
+  const kid = randomUUID();
+  const publicJwk = { ...(await exportJWK(publicKey)), kid, alg: "RS256", use: "sig" };
+  return { kid, privateKey, publicJwk };
+}
+
+async function readForm(req: IncomingMessage): Promise<URLSearchParams> {
+  let body = "";
+  for await (const chunk of req) body += chunk;
+  return new URLSearchParams(body);
+}
+
+function send(res: ServerResponse, status: number, body: unknown): void {
+  res.writeHead(status, { "content-type": "application/json", "cache-control": "no-store" });
+  res.end(JSON.stringify(body));
+}
+
+/**
+ * Starts a local issuer for examples and tests. Its token endpoint grants the
+ * `client_credentials` grant to anyone, with the scopes and `resource` (RFC 8707) asked for:
+ * a stand-in for a real authorization server, never for production.
+ */
+export async function startLocalIssuer(options: LocalIssuerOptions = {}): Promise<LocalIssuer> {
+  const keys: SigningKey[] = [await newKey()];
+  const ttl = options.tokenTtlSec ?? 3600;
+  const scopes = options.scopes ?? [];
+  let jwksFetches = 0;
+  let url = "";
+
+  const sign = (claims: JWTPayload, signOptions: SignOptions = {}) => {
+    const current = keys[keys.length - 1]!;
+    const now = Math.floor(Date.now() / 1000);
+    return new SignJWT({
+      iss: url,
+      iat: now,
+      exp: now + (signOptions.expiresInSec ?? ttl),
+      ...claims,
+    })
+      .setProtectedHeader({
+        alg: signOptions.alg ?? "RS256",
+        kid: signOptions.kid ?? current.kid,
+        typ: "at+jwt",
+      })
+      .sign(signOptions.key ?? current.privateKey);
+  };
+
+  const server = createServer((req, res) => {
+    const path = (req.url ?? "/").split("?")[0];
+    if (req.method === "GET" && path === "/.well-known/jwks.json") {
+      jwksFetches++;
+      return send(res, 200, { keys: keys.map((key) => key.publicJwk) });
+    }
+    if (req.method === "GET" && path === "/.well-known/oauth-authorization-server") {
+      return send(res, 200, {
+        issuer: url,
+        token_endpoint: `${url}/token`,
+        jwks_uri: `${url}/.well-known/jwks.json`,
+        grant_types_supported: ["client_credentials"],
+        token_endpoint_auth_methods_supported: [
+          "none",
+          "client_secret_post",
+          "client_secret_basic",
+        ],
+        scopes_supported: scopes,
+        response_types_supported: [],
+      });
+    }
+    if (req.method === "POST" && path === "/token") {
+      readForm(req).then(
+        async (form) => {
+          if (form.get("grant_type") !== "client_credentials")
+            return send(res, 400, { error: "unsupported_grant_type" });
+          const resource = form.get("resource");
+          if (!resource)
+            return send(res, 400, {
+              error: "invalid_target",
+              error_description: "resource is required",
+            });
+          const asked = (form.get("scope") ?? "").split(" ").filter(Boolean);
+          const unknown = asked.filter((scope) => !scopes.includes(scope));
+          if (unknown.length > 0)
+            return send(res, 400, { error: "invalid_scope", error_description: unknown.join(" ") });
+          const clientId = form.get("client_id") ?? "local-client";
+          const token = await sign({
+            sub: clientId,
+            client_id: clientId,
+            aud: resource,
+            scope: asked.join(" "),
+          });
+          send(res, 200, {
+            access_token: token,
+            token_type: "Bearer",
+            expires_in: ttl,
+            scope: asked.join(" "),
+          });
+        },
+        () => send(res, 400, { error: "invalid_request" }),
+      );
+      return;
+    }
+    send(res, 404, { error: "not_found" });
+  });
+  await new Promise<void>((resolve) => server.listen(options.port ?? 0, "127.0.0.1", resolve));
+  url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+
+  return {
+    url,
+    jwksUrl: `${url}/.well-known/jwks.json`,
+    get jwksFetches() {
+      return jwksFetches;
+    },
+    get publicJwk() {
+      return keys[keys.length - 1]!.publicJwk;
+    },
+    sign,
+    async rotate() {
+      const key = await newKey();
+      keys.push(key);
+      return key.kid;
+    },
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+}
