@@ -60,6 +60,14 @@ async function readForm(req: IncomingMessage): Promise<URLSearchParams> {
   return new URLSearchParams(body);
 }
 
+/** The client id of `client_secret_basic` authentication; the secret is not checked. */
+function basicClientId(req: IncomingMessage): string | undefined {
+  const match = /^Basic (.+)$/i.exec(req.headers.authorization ?? "");
+  if (!match) return undefined;
+  const [id] = Buffer.from(match[1]!, "base64").toString().split(":");
+  return id ? decodeURIComponent(id) : undefined;
+}
+
 function send(res: ServerResponse, status: number, body: unknown): void {
   res.writeHead(status, { "content-type": "application/json", "cache-control": "no-store" });
   res.end(JSON.stringify(body));
@@ -103,6 +111,8 @@ export async function startLocalIssuer(options: LocalIssuerOptions = {}): Promis
     if (req.method === "GET" && path === "/.well-known/oauth-authorization-server") {
       return send(res, 200, {
         issuer: url,
+        // RFC 8414 requires it; this issuer grants client_credentials only, so it answers 400.
+        authorization_endpoint: `${url}/authorize`,
         token_endpoint: `${url}/token`,
         jwks_uri: `${url}/.well-known/jwks.json`,
         grant_types_supported: ["client_credentials"],
@@ -112,7 +122,8 @@ export async function startLocalIssuer(options: LocalIssuerOptions = {}): Promis
           "client_secret_basic",
         ],
         scopes_supported: scopes,
-        response_types_supported: [],
+        response_types_supported: ["code"],
+        code_challenge_methods_supported: ["S256"],
       });
     }
     if (req.method === "POST" && path === "/token") {
@@ -130,7 +141,7 @@ export async function startLocalIssuer(options: LocalIssuerOptions = {}): Promis
           const unknown = asked.filter((scope) => !scopes.includes(scope));
           if (unknown.length > 0)
             return send(res, 400, { error: "invalid_scope", error_description: unknown.join(" ") });
-          const clientId = form.get("client_id") ?? "local-client";
+          const clientId = form.get("client_id") ?? basicClientId(req) ?? "local-client";
           const token = await sign({
             sub: clientId,
             client_id: clientId,
@@ -148,6 +159,11 @@ export async function startLocalIssuer(options: LocalIssuerOptions = {}): Promis
       );
       return;
     }
+    if (path === "/authorize")
+      return send(res, 400, {
+        error: "unsupported_response_type",
+        error_description: "This local issuer grants client_credentials only",
+      });
     send(res, 404, { error: "not_found" });
   });
   await new Promise<void>((resolve) => server.listen(options.port ?? 0, "127.0.0.1", resolve));

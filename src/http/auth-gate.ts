@@ -49,7 +49,8 @@ export function serveMetadata(auth: McpAuth, req: McpHttpRequest): McpHttpRespon
   const resource = origin + pathname.slice(WELL_KNOWN.length).replace(/\/+$/, "");
   if (
     auth.resource !== undefined &&
-    metadataUrlOf(auth.resource) !== origin + pathname.replace(/\/+$/, "")
+    // Behind a proxy the request's origin is an internal one: compare paths only.
+    new URL(metadataUrlOf(auth.resource)).pathname !== pathname.replace(/\/+$/, "")
   )
     return errorResponse(404, ErrorCode.InvalidRequest, "No protected resource at this path");
   return jsonResponse(200, auth.metadata(auth.resource ?? resource), {

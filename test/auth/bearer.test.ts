@@ -1,0 +1,149 @@
+import { describe, expect, it } from "vitest";
+import { bearerAuth, InvalidTokenError } from "../../src/auth/index.js";
+import { type AuthInfo, createMcpHandler, McpServer } from "../../src/index.js";
+import { call, type Send, viaFetch } from "../helpers/modern.js";
+
+const AS = "https://auth.example.com";
+const TOKENS: Record<string, AuthInfo> = {
+  "opaque-alice": { issuer: AS, subject: "alice", scopes: ["notes:read"], token: "leaked?" },
+  "opaque-admin": { issuer: AS, subject: "admin", scopes: ["notes:read", "admin"] },
+};
+
+function server(): McpServer {
+  const s = new McpServer({ name: "opaque", version: "1.0.0" });
+  s.tool({ name: "whoami" }, (_args, ctx) => ({
+    subject: ctx.auth?.subject ?? null,
+    token: ctx.auth?.token ?? null,
+  }));
+  return s;
+}
+
+function authed(send: Send, token: string): Send {
+  return (request) =>
+    send({ ...request, headers: { ...request.headers, authorization: `Bearer ${token}` } });
+}
+
+describe("bearerAuth around a verify function (opaque tokens, introspection)", () => {
+  const resources: string[] = [];
+  const errors: unknown[] = [];
+  const auth = bearerAuth({
+    authorizationServers: [AS],
+    scopesSupported: ["notes:read", "admin"],
+    requiredScopes: ["notes:read"],
+    resourceName: "Opaque notes",
+    verify(token, { resource }) {
+      resources.push(resource);
+      if (token === "revoked") throw new InvalidTokenError("The access token was revoked");
+      if (token === "introspection-down") throw new Error("introspection endpoint unreachable");
+      return TOKENS[token];
+    },
+  });
+  const mcp = createMcpHandler(server(), { auth, onError: (error) => errors.push(error) });
+  const send = viaFetch(mcp.fetch);
+  const metadata = "http://127.0.0.1/.well-known/oauth-protected-resource/mcp";
+
+  it("should pass the endpoint's URL to verify and hide the token from handlers", async () => {
+    const exchange = await call(authed(send, "opaque-alice"), "tools/call", {
+      name: "whoami",
+      arguments: {},
+    });
+    expect(exchange.status).toBe(200);
+    expect(exchange.result.structuredContent).toEqual({ subject: "alice", token: null });
+    expect(resources.at(-1)).toBe("http://127.0.0.1/mcp");
+  });
+
+  it("should answer 401 invalid_token for an unknown token, with the generic reason", async () => {
+    const exchange = await call(authed(send, "nobody"), "tools/list");
+    expect(exchange.status).toBe(401);
+    expect(exchange.headers.get("www-authenticate")).toBe(
+      `Bearer error="invalid_token", error_description="The access token is not valid", resource_metadata="${metadata}", scope="notes:read"`,
+    );
+  });
+
+  it("should pass the reason of an InvalidTokenError to the client", async () => {
+    const exchange = await call(authed(send, "revoked"), "tools/list");
+    expect(exchange.status).toBe(401);
+    expect(exchange.headers.get("www-authenticate")).toContain(
+      'error_description="The access token was revoked"',
+    );
+  });
+
+  it("should answer 503 when verify cannot decide, and report it", async () => {
+    const before = errors.length;
+    const exchange = await call(authed(send, "introspection-down"), "tools/list");
+    expect(exchange.status).toBe(503);
+    expect(exchange.error?.code).toBe(-32603);
+    expect(errors.length).toBe(before + 1);
+  });
+
+  it("should require requiredScopes on every request, GET and DELETE included", async () => {
+    const weak = bearerAuth({
+      authorizationServers: [AS],
+      requiredScopes: ["admin"],
+      verify: (token) => TOKENS[token],
+    });
+    const strict = viaFetch(createMcpHandler(server(), { auth: weak }).fetch);
+    for (const method of ["GET", "DELETE"]) {
+      const response = await authed(
+        strict,
+        "opaque-alice",
+      )({
+        method,
+        headers: { accept: "text/event-stream", "mcp-session-id": "x" },
+      });
+      expect(response.status).toBe(403);
+      expect(response.headers.get("www-authenticate")).toContain('scope="notes:read admin"');
+    }
+    const admin = await call(authed(strict, "opaque-admin"), "tools/list");
+    expect(admin.status).toBe(200);
+  });
+
+  it("should serve metadata only at the configured resource's path, and only by GET", async () => {
+    const proxied = bearerAuth({
+      authorizationServers: [AS],
+      resource: "https://api.example.com/mcp",
+      verify: () => undefined,
+    });
+    const mcp2 = createMcpHandler(server(), { auth: proxied });
+    const get = (url: string, method = "GET") => mcp2.fetch(new Request(url, { method }));
+    const found = await get("http://10.0.0.5:8080/.well-known/oauth-protected-resource/mcp");
+    expect(found.status).toBe(200);
+    expect(await found.json()).toEqual({
+      resource: "https://api.example.com/mcp",
+      authorization_servers: [AS],
+      bearer_methods_supported: ["header"],
+    });
+    expect(
+      (await get("http://10.0.0.5:8080/.well-known/oauth-protected-resource/other")).status,
+    ).toBe(404);
+    expect(
+      (await get("http://10.0.0.5:8080/.well-known/oauth-protected-resource/mcp", "POST")).status,
+    ).toBe(405);
+    const challenge = await call(viaFetch(mcp2.fetch, "http://10.0.0.5:8080/mcp"), "tools/list");
+    expect(challenge.headers.get("www-authenticate")).toBe(
+      'Bearer resource_metadata="https://api.example.com/.well-known/oauth-protected-resource/mcp"',
+    );
+  });
+
+  it("should name the resource in its metadata document", async () => {
+    const response = await mcp.fetch(new Request(metadata));
+    expect(await response.json()).toMatchObject({ resource_name: "Opaque notes" });
+  });
+
+  it("should answer 404 for the metadata path on an endpoint without auth", async () => {
+    const open = createMcpHandler(server());
+    const response = await open.fetch(new Request(metadata));
+    expect(response.status).toBe(404);
+  });
+
+  it("should refuse bad configuration at construction", () => {
+    const verify = () => undefined;
+    expect(() => bearerAuth({ authorizationServers: [], verify })).toThrow(/at least one/);
+    expect(() => bearerAuth({ authorizationServers: ["http://auth.example.com"], verify })).toThrow(
+      /https/,
+    );
+    expect(() =>
+      bearerAuth({ authorizationServers: [AS], scopesSupported: ['bad"scope'], verify }),
+    ).toThrow(/Invalid scope/);
+  });
+});
