@@ -42,6 +42,7 @@ describe("the published package", () => {
       "./node",
       "./redis",
       "./stdio",
+      "./client",
     ]);
     for (const target of Object.values(pkg.exports) as { types: string; default: string }[]) {
       expect(existsSync(join(ROOT, target.default)), target.default).toBe(true);
@@ -50,7 +51,7 @@ describe("the published package", () => {
   });
 
   it("should keep the Web-standard core free of node:, express and ioredis imports", () => {
-    for (const subpath of [".", "./next", "./auth"]) {
+    for (const subpath of [".", "./next", "./auth", "./client"]) {
       const { bare } = importGraph(join(ROOT, pkg.exports[subpath].default));
       const forbidden = [...bare].filter(
         (s) =>
@@ -64,6 +65,12 @@ describe("the published package", () => {
           ".": ["@cfworker/json-schema", "ajv", "ajv/dist/2020.js"],
           "./next": [],
           "./auth": ["jose"],
+          "./client": [
+            "@cfworker/json-schema",
+            "ajv",
+            "ajv/dist/2020.js",
+            "eventsource-parser/stream",
+          ],
         }[subpath],
       );
     }
@@ -101,5 +108,20 @@ describe("the published package", () => {
       "writeNodeResponse",
     ]);
     expect(await names("./redis")).toEqual(["redisStore"]);
+    expect(await names("./client")).toEqual([
+      "ErrorCode",
+      "InputRequiredError",
+      "McpClient",
+      "McpError",
+      "McpHttpError",
+      "MessageWire",
+      "Tool",
+      "ToolApprovalDeniedError",
+      "isMcpError",
+      "toAnthropicTool",
+      "toAnthropicTools",
+      "toOpenAITool",
+      "toOpenAITools",
+    ]);
   });
 });

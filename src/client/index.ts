@@ -1,0 +1,25 @@
+export { McpClient, type McpClientOptions, type Listed } from "./client.js";
+export {
+  ErrorCode,
+  InputRequiredError,
+  type InputRequest,
+  isMcpError,
+  McpError,
+  McpHttpError,
+  ToolApprovalDeniedError,
+} from "./errors.js";
+export type { HeadersOption, HttpOptions } from "./http-wire.js";
+export type { Subscription } from "./listen.js";
+export {
+  type AnthropicTool,
+  type OpenAIChatTool,
+  type OpenAIResponsesTool,
+  toAnthropicTool,
+  toAnthropicTools,
+  toOpenAITool,
+  toOpenAITools,
+} from "./render.js";
+export type { ServerDescription } from "./session.js";
+export { Tool, type ToolError, type ToolPolicy } from "./tool.js";
+export type * from "./types.js";
+export { MessageWire, type Wire, type WireHandlers, type WireRequestOptions } from "./wire.js";

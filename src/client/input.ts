@@ -1,0 +1,96 @@
+import { ErrorCode, McpError } from "../protocol/errors.js";
+import { isObject, type JsonObject } from "../protocol/messages.js";
+import { type InputRequest, InputRequiredError } from "./errors.js";
+import type { InputContext, InputHandlers } from "./types.js";
+
+/** Methods MRTR may carry, by the callback answering each (spec: patterns/mrtr). */
+const CALLBACKS = {
+  "elicitation/create": "elicitation",
+  "sampling/createMessage": "sampling",
+  "roots/list": "roots",
+} as const;
+
+/** The capabilities a client declares for the callbacks it was given, and only those. */
+export function capabilitiesFor(handlers: InputHandlers): JsonObject {
+  const capabilities: JsonObject = {};
+  if (handlers.elicitation) capabilities.elicitation = { form: {} };
+  if (handlers.sampling) capabilities.sampling = {};
+  if (handlers.roots) capabilities.roots = {};
+  return capabilities;
+}
+
+/** True when a callback can answer `method`. */
+export function canAnswer(handlers: InputHandlers, method: string): boolean {
+  const callback = CALLBACKS[method as keyof typeof CALLBACKS];
+  return callback !== undefined && handlers[callback] !== undefined;
+}
+
+/** Answers one input request or server request through the matching callback. */
+export async function answerInput(
+  handlers: InputHandlers,
+  method: string,
+  params: JsonObject | undefined,
+  context: InputContext,
+): Promise<JsonObject> {
+  if (method === "ping") return {};
+  if (method === "roots/list" && handlers.roots) {
+    const roots = await handlers.roots(context);
+    return Array.isArray(roots) ? { roots } : roots;
+  }
+  if (method === "elicitation/create" && handlers.elicitation) {
+    return handlers.elicitation(params ?? {}, context);
+  }
+  if (method === "sampling/createMessage" && handlers.sampling) {
+    return handlers.sampling(params ?? {}, context);
+  }
+  throw new McpError(ErrorCode.MethodNotFound, `The client cannot answer ${method}`);
+}
+
+/** What the `input_required` loop needs. */
+export interface InputLoop {
+  handlers: InputHandlers;
+  /** Retries after the first request; beyond them `InputRequiredError` is thrown. */
+  maxRounds: number;
+  signal: AbortSignal;
+  name?: string;
+}
+
+/**
+ * Drives a request through `input_required` rounds: each round answers every input request
+ * through the callbacks, then retries with the original params, `inputResponses` and the
+ * exact `requestState`, under a new request id (spec: patterns/mrtr, client requirements).
+ */
+export async function withInput(
+  method: string,
+  params: JsonObject,
+  send: (params: JsonObject) => Promise<JsonObject>,
+  loop: InputLoop,
+): Promise<JsonObject> {
+  let current = params;
+  for (let round = 0; ; round++) {
+    const result = await send(current);
+    if (result.resultType !== "input_required") return result;
+    const requests = (isObject(result.inputRequests) ? result.inputRequests : {}) as Record<
+      string,
+      InputRequest
+    >;
+    const state = typeof result.requestState === "string" ? result.requestState : undefined;
+    const unanswerable = Object.values(requests).find((r) => !canAnswer(loop.handlers, r.method));
+    if (unanswerable || round >= loop.maxRounds) {
+      const reason = unanswerable
+        ? `no onInput callback answers ${unanswerable.method}`
+        : `still needs input after ${loop.maxRounds} rounds`;
+      throw new InputRequiredError(`${method}: ${reason}`, method, requests, state);
+    }
+    const entries = await Promise.all(
+      Object.entries(requests).map(async ([key, request]) => {
+        const context: InputContext = { method, key, signal: loop.signal };
+        if (loop.name !== undefined) context.name = loop.name;
+        return [key, await answerInput(loop.handlers, request.method, request.params, context)];
+      }),
+    );
+    current = { ...params };
+    if (entries.length > 0) current.inputResponses = Object.fromEntries(entries);
+    if (state !== undefined) current.requestState = state;
+  }
+}

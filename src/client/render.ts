@@ -1,0 +1,81 @@
+import type { JsonObject } from "../protocol/messages.js";
+import type { Tool } from "./tool.js";
+
+/** A tool entry of the Anthropic Messages API `tools` array. */
+export interface AnthropicTool {
+  name: string;
+  description?: string;
+  input_schema: JsonObject;
+}
+
+/** A function tool of the OpenAI Chat Completions API. */
+export interface OpenAIChatTool {
+  type: "function";
+  function: { name: string; description?: string; parameters: JsonObject; strict: false };
+}
+
+/** A function tool of the OpenAI Responses API. */
+export interface OpenAIResponsesTool {
+  type: "function";
+  name: string;
+  description?: string;
+  parameters: JsonObject;
+  strict: false;
+}
+
+function describe(tool: Tool): { description?: string } {
+  const text = tool.description ?? tool.title;
+  return text === undefined ? {} : { description: text };
+}
+
+/** The Anthropic Messages entry for one tool. */
+export function toAnthropicTool(tool: Tool): AnthropicTool {
+  return { name: tool.name, ...describe(tool), input_schema: tool.inputSchema };
+}
+
+/** The Anthropic Messages `tools` array for a list of tools. */
+export function toAnthropicTools(tools: readonly Tool[]): AnthropicTool[] {
+  return tools.map(toAnthropicTool);
+}
+
+/**
+ * The OpenAI function-tool entry for one tool: Chat Completions shape by default, Responses
+ * shape with `{ api: "responses" }`. `strict` is false: MCP schemas rarely meet strict mode.
+ */
+export function toOpenAITool(tool: Tool): OpenAIChatTool;
+export function toOpenAITool(tool: Tool, options: { api: "chat" }): OpenAIChatTool;
+export function toOpenAITool(tool: Tool, options: { api: "responses" }): OpenAIResponsesTool;
+export function toOpenAITool(
+  tool: Tool,
+  options: { api?: "chat" | "responses" } = {},
+): OpenAIChatTool | OpenAIResponsesTool {
+  if (options.api === "responses") {
+    return {
+      type: "function",
+      name: tool.name,
+      ...describe(tool),
+      parameters: tool.inputSchema,
+      strict: false,
+    };
+  }
+  return {
+    type: "function",
+    function: { name: tool.name, ...describe(tool), parameters: tool.inputSchema, strict: false },
+  };
+}
+
+/** The OpenAI function-tool entries for a list of tools. */
+export function toOpenAITools(tools: readonly Tool[]): OpenAIChatTool[];
+export function toOpenAITools(tools: readonly Tool[], options: { api: "chat" }): OpenAIChatTool[];
+export function toOpenAITools(
+  tools: readonly Tool[],
+  options: { api: "responses" },
+): OpenAIResponsesTool[];
+export function toOpenAITools(
+  tools: readonly Tool[],
+  options: { api?: "chat" | "responses" } = {},
+): (OpenAIChatTool | OpenAIResponsesTool)[] {
+  return tools.map((tool) =>
+    options.api === "responses" ? toOpenAITool(tool, { api: "responses" }) : toOpenAITool(tool),
+  );
+}

@@ -1,0 +1,129 @@
+import type { JsonObject } from "../protocol/messages.js";
+import type { LogLevel } from "../protocol/versions.js";
+import type { InputRequest } from "./errors.js";
+
+/** Which generation of the protocol a connection speaks (PROTOCOL §1). */
+export type Era = "modern" | "legacy";
+
+/** Name and version of a client or server. */
+export interface Implementation {
+  name: string;
+  version: string;
+  title?: string;
+  [key: string]: unknown;
+}
+
+/** A JSON-RPC notification as the client hands it on. */
+export interface Notification {
+  method: string;
+  params?: JsonObject;
+}
+
+/** A content block of a tool result or a prompt message. */
+export type ContentBlock = JsonObject & { type: string };
+
+/** A tool definition as a server lists it. */
+export interface ToolDefinition {
+  name: string;
+  title?: string;
+  description?: string;
+  inputSchema: JsonObject;
+  outputSchema?: JsonObject;
+  annotations?: ToolAnnotations;
+  _meta?: JsonObject;
+  [key: string]: unknown;
+}
+
+/** Hints a server gives about a tool's behaviour (spec: server/tools, annotations). */
+export interface ToolAnnotations {
+  title?: string;
+  readOnlyHint?: boolean;
+  destructiveHint?: boolean;
+  idempotentHint?: boolean;
+  openWorldHint?: boolean;
+  [key: string]: unknown;
+}
+
+/** The result of `tools/call`. */
+export interface CallToolResult {
+  content: ContentBlock[];
+  structuredContent?: JsonObject;
+  isError?: boolean;
+  _meta?: JsonObject;
+  [key: string]: unknown;
+}
+
+/** What a caller learns about the request an input request belongs to. */
+export interface InputContext {
+  /** The request that asked (`tools/call`, `prompts/get`, `resources/read`); unknown for a legacy server request. */
+  method?: string;
+  /** The tool or prompt name, or resource URI, when the request has one. */
+  name?: string;
+  /** The server's key for this input request (modern era). */
+  key?: string;
+  signal: AbortSignal;
+}
+
+/** Answers a server's input request; the returned object is the result sent back. */
+export type InputHandler = (
+  params: JsonObject,
+  context: InputContext,
+) => JsonObject | Promise<JsonObject>;
+
+/**
+ * Callbacks answering servers' input requests, in both eras: MRTR `inputRequests` (modern)
+ * and server requests on SSE streams or stdio (legacy). The client declares a capability for
+ * each callback given, and only those.
+ */
+export interface InputHandlers {
+  /** `elicitation/create`: return an ElicitResult (`{ action, content? }`). */
+  elicitation?: InputHandler;
+  /** `sampling/createMessage`: return a CreateMessageResult. */
+  sampling?: InputHandler;
+  /** `roots/list`: return the roots (an array, or a ListRootsResult). */
+  roots?: (context: InputContext) => JsonObject[] | JsonObject | Promise<JsonObject[] | JsonObject>;
+}
+
+/** Progress a server reports for one request. */
+export interface Progress {
+  progress: number;
+  total?: number;
+  message?: string;
+}
+
+/** Options every request accepts. */
+export interface RequestOptions {
+  /** Aborts the request: closes its stream on HTTP, sends `notifications/cancelled` otherwise. */
+  signal?: AbortSignal;
+  /** Milliseconds for each round trip to the server (not the time `onInput` callbacks take). */
+  timeoutMs?: number;
+  /** Called for each `notifications/progress` of this request. */
+  onProgress?: (progress: Progress) => void;
+  /** Extra `_meta` for the request. */
+  meta?: JsonObject;
+  /** Skip the cache for list and read results. */
+  fresh?: boolean;
+}
+
+/** Which change notifications `listen` asks for (spec: patterns/subscriptions). */
+export interface ListenFilter {
+  toolsListChanged?: boolean;
+  promptsListChanged?: boolean;
+  resourcesListChanged?: boolean;
+  /** Resource URIs whose `notifications/resources/updated` to receive. */
+  resourceSubscriptions?: string[];
+}
+
+/** What the `input_required` loop needs to know about the request it drives. */
+export interface InputRequiredResult {
+  resultType: "input_required";
+  inputRequests?: Record<string, InputRequest>;
+  requestState?: string;
+}
+
+/** A log message a server sent (`notifications/message`). */
+export interface LogMessage {
+  level: LogLevel;
+  logger?: string;
+  data: unknown;
+}

@@ -1,0 +1,178 @@
+import { ErrorCode, isMcpError, McpError } from "../protocol/errors.js";
+import {
+  isNotification,
+  isObject,
+  isRequest,
+  isResponse,
+  type JsonObject,
+  type JsonRpcErrorResponse,
+  type JsonRpcMessage,
+  type JsonRpcNotification,
+  type JsonRpcRequest,
+  type JsonRpcResult,
+  type RequestId,
+} from "../protocol/messages.js";
+import { MetaKey } from "../protocol/versions.js";
+import type { Notification } from "./types.js";
+
+/** A JSON-RPC response: a result or an error. */
+export type JsonRpcResponse = JsonRpcResult | JsonRpcErrorResponse;
+
+/** Options of one request on a wire. */
+export interface WireRequestOptions {
+  signal?: AbortSignal;
+  /** HTTP headers of the request (ignored by message wires). */
+  headers?: Record<string, string>;
+  /** Notifications that belong to this request: its progress, logs, listen stream. */
+  onNotification?: (notification: Notification) => void;
+}
+
+/** What a wire hands up: notifications no request owns, and requests from the server. */
+export interface WireHandlers {
+  notification(notification: Notification): void;
+  /** Answers a server request (legacy era); throws an McpError to answer with an error. */
+  request(method: string, params: JsonObject | undefined): Promise<JsonObject>;
+}
+
+/** Moves JSON-RPC messages between the client and one server: HTTP, stdio or HTTP+SSE. */
+export interface Wire {
+  /** `http` mirrors headers and cancels by closing streams; the others are message channels. */
+  readonly kind: "http" | "stdio" | "sse";
+  handlers: WireHandlers;
+  /** The legacy session id (HTTP), once `initialize` minted one. */
+  sessionId?: string | undefined;
+  /** The negotiated legacy version, for wires that repeat it in headers. */
+  legacyVersion?: string | undefined;
+  request(message: JsonRpcRequest, options: WireRequestOptions): Promise<JsonRpcResponse>;
+  notify(message: JsonRpcNotification, headers?: Record<string, string>): Promise<void>;
+  /** Starts whatever the legacy era listens on besides responses (the HTTP GET stream). */
+  openStream?(): void;
+  close(): Promise<void>;
+}
+
+/** Handlers that ignore everything, until a connection installs its own. */
+export const NO_HANDLERS: WireHandlers = {
+  notification() {},
+  request: async (method) => {
+    throw new McpError(ErrorCode.MethodNotFound, `Method not found: ${method}`);
+  },
+};
+
+/** Answers a server request through `handlers`, as a JSON-RPC response message. */
+export async function answerRequest(
+  handlers: WireHandlers,
+  request: JsonRpcRequest,
+): Promise<JsonRpcResponse> {
+  try {
+    const result = await handlers.request(request.method, request.params);
+    return { jsonrpc: "2.0", id: request.id, result };
+  } catch (error) {
+    const known = isMcpError(error)
+      ? { code: error.code, message: error.message }
+      : { code: ErrorCode.InternalError, message: String((error as Error)?.message ?? error) };
+    return { jsonrpc: "2.0", id: request.id, error: known };
+  }
+}
+
+interface Pending {
+  resolve(response: JsonRpcResponse): void;
+  reject(error: unknown): void;
+  options: WireRequestOptions;
+  progressToken: unknown;
+}
+
+/**
+ * A wire over a bidirectional message channel (stdio, the HTTP+SSE transport): requests are
+ * matched to responses by id; notifications go to the request whose progress token or
+ * listen subscription they name, the rest to the handlers.
+ */
+export class MessageWire implements Wire {
+  readonly kind: "stdio" | "sse";
+  handlers: WireHandlers = NO_HANDLERS;
+  private readonly pending = new Map<RequestId, Pending>();
+  private readonly write: (message: JsonRpcMessage) => Promise<void>;
+  private closedWith: unknown;
+
+  constructor(kind: "stdio" | "sse", write: (message: JsonRpcMessage) => Promise<void>) {
+    this.kind = kind;
+    this.write = write;
+  }
+
+  /** Feeds one message read from the channel. */
+  receive(message: unknown): void {
+    if (!isObject(message)) return;
+    if (isResponse(message)) {
+      const id = message.id;
+      const pending = id === undefined ? undefined : this.pending.get(id);
+      if (pending && id !== undefined) {
+        this.pending.delete(id);
+        pending.resolve(message);
+      }
+    } else if (isRequest(message)) {
+      void answerRequest(this.handlers, message).then((reply) => this.write(reply).catch(() => {}));
+    } else if (isNotification(message)) {
+      const owner = this.ownerOf(message);
+      if (owner?.options.onNotification) owner.options.onNotification(message);
+      else this.handlers.notification(message);
+    }
+  }
+
+  /** Fails every pending request: the channel is gone. */
+  fail(error: unknown): void {
+    this.closedWith = error;
+    for (const pending of this.pending.values()) pending.reject(error);
+    this.pending.clear();
+  }
+
+  private ownerOf(message: JsonRpcNotification): Pending | undefined {
+    const params = message.params ?? {};
+    const meta = isObject(params._meta) ? params._meta : {};
+    const subscription = meta[MetaKey.subscriptionId];
+    if (typeof subscription === "string" || typeof subscription === "number") {
+      return this.pending.get(subscription);
+    }
+    if (params.progressToken === undefined) return undefined;
+    for (const pending of this.pending.values()) {
+      if (pending.progressToken === params.progressToken) return pending;
+    }
+    return undefined;
+  }
+
+  request(message: JsonRpcRequest, options: WireRequestOptions): Promise<JsonRpcResponse> {
+    if (this.closedWith !== undefined) return Promise.reject(this.closedWith);
+    return new Promise<JsonRpcResponse>((resolve, reject) => {
+      const { signal } = options;
+      if (signal?.aborted) return reject(signal.reason);
+      const onAbort = () => {
+        this.pending.delete(message.id);
+        reject(signal?.reason);
+      };
+      signal?.addEventListener("abort", onAbort, { once: true });
+      const meta = isObject(message.params?._meta) ? message.params._meta : {};
+      this.pending.set(message.id, {
+        resolve: (response) => {
+          signal?.removeEventListener("abort", onAbort);
+          resolve(response);
+        },
+        reject: (error) => {
+          signal?.removeEventListener("abort", onAbort);
+          reject(error);
+        },
+        options,
+        progressToken: meta.progressToken,
+      });
+      this.write(message).catch((error: unknown) => {
+        this.pending.delete(message.id);
+        reject(error);
+      });
+    });
+  }
+
+  notify(message: JsonRpcNotification): Promise<void> {
+    return this.write(message);
+  }
+
+  async close(): Promise<void> {
+    this.fail(new Error("Connection closed"));
+  }
+}
