@@ -1,4 +1,5 @@
 import { memoryEventLog, memorySessions } from "./memory-sessions.js";
+import { memoryTasks } from "./memory-tasks.js";
 import type { BusMessage, EventBus, McpStore, NonceStore } from "./types.js";
 
 /** Options of {@link memoryStore}. */
@@ -60,13 +61,18 @@ function memoryBus(): EventBus {
 /** The in-process store: one process only, nothing survives a restart. */
 export function memoryStore(options: MemoryStoreOptions = {}): McpStore {
   const sessions = memorySessions(options.sessionIdleMs ?? 30 * 60_000);
-  const sweeper = setInterval(sessions.sweep, 60_000);
+  const tasks = memoryTasks();
+  const sweeper = setInterval(() => {
+    sessions.sweep();
+    tasks.sweep();
+  }, 60_000);
   (sweeper as { unref?: () => void }).unref?.();
   return {
     nonces: memoryNonces(options.maxNonces ?? 100_000),
     bus: memoryBus(),
     sessions,
     events: memoryEventLog(options.maxEventsPerStream ?? 1_000),
+    tasks,
     async close() {
       clearInterval(sweeper);
     },

@@ -15,7 +15,7 @@ export type LuaScript = (
  * A script sent by EVALSHA, and by EVAL only when Redis has forgotten it (restart, failover,
  * SCRIPT FLUSH). Not `defineCommand`, which would add commands to the caller's instance.
  */
-function luaScript(source: string): LuaScript {
+export function luaScript(source: string): LuaScript {
   const sha = createHash("sha1").update(source).digest("hex");
   return async (redis, keys, args) => {
     try {
@@ -29,7 +29,8 @@ function luaScript(source: string): LuaScript {
 
 // Redis TIME, in ms: every score in the session index comes from the index's own node, so the
 // clocks of the application processes never need to agree.
-const NOW_MS = "local t = redis.call('TIME') local now = t[1] * 1000 + math.floor(t[2] / 1000)";
+export const NOW_MS =
+  "local t = redis.call('TIME') local now = t[1] * 1000 + math.floor(t[2] / 1000)";
 
 /**
  * KEYS: session hash. ARGV: idle ms. The session's fields, its TTL reset; nil when it is gone.

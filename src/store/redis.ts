@@ -1,5 +1,6 @@
 import type { ChainableCommander, Cluster } from "ioredis";
 import { redisBus } from "./redis-bus.js";
+import { redisTasks } from "./redis-tasks.js";
 import {
   admitSession,
   eventsAfter,
@@ -193,7 +194,7 @@ function positiveInteger(name: string, value: number): number {
 
 /**
  * The store in Redis, shared by every process that connects to it: legacy sessions, replay
- * logs, single-use nonces and the change bus. Needs Redis 5 or later.
+ * logs, single-use nonces, tasks and the change bus. Needs Redis 5 or later.
  */
 export function redisStore(options: RedisStoreOptions): McpStore {
   const { redis } = options;
@@ -230,6 +231,7 @@ export function redisStore(options: RedisStoreOptions): McpStore {
     },
     sessions: redisSessions(redis, keys, idleMs),
     events: redisEventLog(redis, keys, maxEvents, idleMs),
+    tasks: redisTasks(redis, prefix, labelled),
     close() {
       closing ??= (async () => {
         await bus.close();

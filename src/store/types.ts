@@ -65,12 +65,58 @@ export interface EventBus {
   subscribe(channel: string, listener: (message: BusMessage) => void): Promise<() => Promise<void>>;
 }
 
+/** The states of a task (tasks extension); the last three are terminal. */
+export type TaskStatus = "working" | "input_required" | "completed" | "failed" | "cancelled";
+
+/** A task (`io.modelcontextprotocol/tasks`) as every process sees it. */
+export interface TaskRecord {
+  /** Unguessable; doubles as a bearer handle for the task's state. */
+  id: string;
+  /** Issuer and subject of the principal that created it; empty without auth. */
+  principal: string;
+  status: TaskStatus;
+  statusMessage?: string;
+  /** Epoch milliseconds. */
+  createdAt: number;
+  lastUpdatedAt: number;
+  /** Lifetime from creation; the record expires after it. */
+  ttlMs: number;
+  pollIntervalMs: number;
+  /** Input requests not yet answered, by key. */
+  inputRequests: JsonObject;
+  /** Answers received, by key (kept: a key is never reused within a task). */
+  inputResponses: JsonObject;
+  result?: JsonObject;
+  error?: JsonObject;
+  /** The process running the work, and until when (epoch ms) its lease holds. */
+  owner?: string;
+  leaseUntil?: number;
+  /** What to run again when the work is abandoned (idempotent tools only). */
+  request?: JsonObject;
+  /** Bumped by every write; writes compare it (optimistic concurrency). */
+  version: number;
+}
+
+/** Task records, with expiry and a cap on each principal's unfinished tasks. */
+export interface TaskStore {
+  /** Stores a new task; false (nothing stored) when its principal has `maxActive` unfinished tasks. */
+  create(record: TaskRecord, maxActive: number): Promise<boolean>;
+  /** The task, or undefined when unknown or expired. */
+  get(id: string): Promise<TaskRecord | undefined>;
+  /**
+   * Replaces a task if it is still at `expectedVersion` (the new record carries the next
+   * version); false when another write came first or the task is gone.
+   */
+  replace(record: TaskRecord, expectedVersion: number): Promise<boolean>;
+}
+
 /** The shared state behind a handler. Memory by default; Redis to span processes. */
 export interface McpStore {
   readonly nonces: NonceStore;
   readonly bus: EventBus;
   readonly sessions: SessionStore;
   readonly events: EventLog;
+  readonly tasks: TaskStore;
   /** Releases connections and timers. */
   close(): Promise<void>;
 }

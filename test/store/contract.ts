@@ -1,5 +1,11 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
-import type { BusMessage, LoggedEvent, McpStore, SessionRecord } from "../../src/store/types.js";
+import type {
+  BusMessage,
+  LoggedEvent,
+  McpStore,
+  SessionRecord,
+  TaskRecord,
+} from "../../src/store/types.js";
 
 /** A store under test, with what it takes to tear it down. */
 export interface StoreFixture {
@@ -35,6 +41,22 @@ function sessionRecord(id: string, overrides: Partial<SessionRecord> = {}): Sess
     subscriptions: [],
     principal: "",
     createdAt: 1_767_225_600_123,
+    ...overrides,
+  };
+}
+
+function taskRecord(id: string, overrides: Partial<TaskRecord> = {}): TaskRecord {
+  return {
+    id,
+    principal: "https://issuer|alice",
+    status: "working",
+    createdAt: Date.now(),
+    lastUpdatedAt: Date.now(),
+    ttlMs: 60_000,
+    pollIntervalMs: 500,
+    inputRequests: {},
+    inputResponses: { earlier: { action: "accept", content: { tags: [] } } },
+    version: 1,
     ...overrides,
   };
 }
@@ -290,6 +312,60 @@ export function describeStoreContract(name: string, makeStore: () => Promise<Sto
         await peer.sessions.create(d!, 2);
         expect(await store.sessions.get(c!.id)).toBeDefined();
         expect(await store.sessions.get(d!.id)).toBeDefined();
+      });
+    });
+
+    describe("tasks", () => {
+      it("should store a task that any process reads back exactly, empty arrays included", async () => {
+        const record = taskRecord(id("task"), {
+          request: { name: "job", arguments: { list: [] } },
+        });
+        expect(await store.tasks.create(record, 10)).toBe(true);
+        expect(await peer.tasks.get(record.id)).toEqual(record);
+        expect(await peer.tasks.get(id("unknown"))).toBeUndefined();
+      });
+
+      it("should replace a task only at the expected version", async () => {
+        const record = taskRecord(id("task"));
+        await store.tasks.create(record, 10);
+        const next = { ...record, status: "input_required" as const, version: 2 };
+        expect(await peer.tasks.replace(next, 1)).toBe(true);
+        const stale = { ...record, status: "completed" as const, version: 2 };
+        expect(await store.tasks.replace(stale, 1)).toBe(false);
+        expect((await store.tasks.get(record.id))?.status).toBe("input_required");
+        expect(await store.tasks.replace(taskRecord(id("gone"), { version: 2 }), 1)).toBe(false);
+      });
+
+      it("should let one of two concurrent writers win", async () => {
+        const record = taskRecord(id("task"));
+        await store.tasks.create(record, 10);
+        const outcomes = await Promise.all([
+          store.tasks.replace({ ...record, status: "completed", version: 2 }, 1),
+          peer.tasks.replace({ ...record, status: "cancelled", version: 2 }, 1),
+        ]);
+        expect(outcomes.filter(Boolean)).toHaveLength(1);
+      });
+
+      it("should cap a principal's unfinished tasks, and free a slot when one ends", async () => {
+        const principal = `cap-${id("principal")}`;
+        const first = taskRecord(id("task"), { principal });
+        expect(await store.tasks.create(first, 2)).toBe(true);
+        expect(await peer.tasks.create(taskRecord(id("task"), { principal }), 2)).toBe(true);
+        expect(await store.tasks.create(taskRecord(id("task"), { principal }), 2)).toBe(false);
+        expect(await store.tasks.create(taskRecord(id("task"), { principal: "other" }), 2)).toBe(
+          true,
+        );
+        await store.tasks.replace({ ...first, status: "completed", version: 2 }, 1);
+        expect(await peer.tasks.create(taskRecord(id("task"), { principal }), 2)).toBe(true);
+      });
+
+      it("should expire a task after its TTL", async () => {
+        const record = taskRecord(id("task"), { ttlMs: 300 });
+        await store.tasks.create(record, 10);
+        expect(await peer.tasks.get(record.id)).toBeDefined();
+        await sleep(450);
+        expect(await peer.tasks.get(record.id)).toBeUndefined();
+        expect(await store.tasks.replace({ ...record, version: 2 }, 1)).toBe(false);
       });
     });
 
