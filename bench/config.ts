@@ -24,7 +24,8 @@ export interface BenchConfig {
   cpuProf: ContenderId[];
 }
 
-function positive(name: string, fallback: number): number {
+/** A positive number from environment variable `name`, or `fallback` when it is unset. */
+export function positive(name: string, fallback: number): number {
   const raw = process.env[name];
   if (raw === undefined || raw === "") return fallback;
   const value = Number(raw);
@@ -46,24 +47,28 @@ function ids(name: string, fallback: readonly ContenderId[]): ContenderId[] {
   return CONTENDER_IDS.filter((id) => list.includes(id));
 }
 
+/** Positive integers listed (comma-separated) in environment variable `name`, or `fallback`. */
+export function positiveIntegers(name: string, fallback: readonly number[]): number[] {
+  const raw = process.env[name];
+  const values = raw ? raw.split(",").map((part) => Number(part.trim())) : [...fallback];
+  if (values.some((n) => !Number.isInteger(n) || n <= 0)) {
+    throw new TypeError(`${name} must list positive integers`);
+  }
+  return values;
+}
+
 /** Reads the configuration from the environment; throws on bad values. */
 export function readConfig(): BenchConfig {
   const era = process.env.BENCH_ERA || "modern";
   if (era !== "modern" && era !== "legacy") {
     throw new TypeError("BENCH_ERA must be modern or legacy");
   }
-  const concurrency = (process.env.BENCH_CONCURRENCY ?? "1,16,64")
-    .split(",")
-    .map((part) => Number(part.trim()));
-  if (concurrency.some((c) => !Number.isInteger(c) || c <= 0)) {
-    throw new TypeError("BENCH_CONCURRENCY must list positive integers");
-  }
   return {
     era,
     reps: Math.round(positive("BENCH_REPS", 7)),
     seconds: positive("BENCH_SECONDS", 2),
     warmupSeconds: positive("BENCH_WARMUP_SECONDS", 1),
-    concurrency,
+    concurrency: positiveIntegers("BENCH_CONCURRENCY", [1, 16, 64]),
     servers: ids("BENCH_SERVERS", ERA_CONTENDERS[era]),
     cpuProf: ids("BENCH_CPU_PROF", []),
   };

@@ -28,6 +28,14 @@ export interface MeasureOptions {
   cpuMicros?: () => Promise<number>;
   /** What each slot sets up and sends. @default modernWorkload */
   workload?: Workload;
+  /** Called right before and right after the timed window, e.g. to reset and read counters. */
+  window?: WindowProbe;
+}
+
+/** Hooks around the timed window of {@link measure}. */
+export interface WindowProbe {
+  start(): Promise<void>;
+  end(): Promise<void>;
 }
 
 let nextId = 1;
@@ -36,22 +44,33 @@ let nextId = 1;
  * Closed-loop load: `concurrency` loops each send the next tools/call as soon as the previous
  * answer is read, over a pool of as many connections (pipelining 1). Each loop is a slot of the
  * workload, set up before the warm-up (a legacy session) and released after the timed window.
+ * Given several origins, each request goes to the next origin in turn (client-side round-robin,
+ * no stickiness), each origin with a pool of its own.
  * Throws on the first response that is not a 200 carrying the echoed text.
  */
-export async function measure(origin: string, options: MeasureOptions): Promise<RunResult> {
-  const pool = new Pool(origin, { connections: options.concurrency, pipelining: 1 });
+export async function measure(
+  origin: string | readonly string[],
+  options: MeasureOptions,
+): Promise<RunResult> {
+  const pools = (typeof origin === "string" ? [origin] : origin).map(
+    (each) => new Pool(each, { connections: options.concurrency, pipelining: 1 }),
+  );
+  let turn = 0;
+  const next = () => pools[turn++ % pools.length]!;
   const workload = options.workload ?? modernWorkload;
   try {
     const slots = await Promise.all(
-      Array.from({ length: options.concurrency }, () => workload.open(pool)),
+      Array.from({ length: options.concurrency }, () => workload.open(next())),
     );
-    await drive(pool, workload, slots, options.warmMs ?? 250);
+    await drive(next, workload, slots, options.warmMs ?? 250);
     const latencies: number[] = [];
+    await options.window?.start();
     const cpuBefore = (await options.cpuMicros?.()) ?? Number.NaN;
     const started = performance.now();
-    await drive(pool, workload, slots, options.measureMs, latencies);
+    await drive(next, workload, slots, options.measureMs, latencies);
     const seconds = (performance.now() - started) / 1000;
     const cpuAfter = (await options.cpuMicros?.()) ?? Number.NaN;
+    await options.window?.end();
     await Promise.all(slots.map((slot) => slot.close()));
     const sorted = Float64Array.from(latencies).sort();
     return {
@@ -63,12 +82,12 @@ export async function measure(origin: string, options: MeasureOptions): Promise<
       cpuPerRequest: (cpuAfter - cpuBefore) / latencies.length,
     };
   } finally {
-    await pool.close();
+    await Promise.all(pools.map((pool) => pool.close()));
   }
 }
 
 async function drive(
-  pool: Pool,
+  next: () => Pool,
   workload: Workload,
   slots: Slot[],
   durationMs: number,
@@ -79,7 +98,7 @@ async function drive(
     while (performance.now() < until) {
       const id = nextId++;
       const started = performance.now();
-      const { statusCode, body } = await pool.request({
+      const { statusCode, body } = await next().request({
         path: MCP_PATH,
         method: "POST",
         headers,

@@ -41,12 +41,20 @@ const TARGET_CONCURRENCY = new Set([16, 64]);
 
 type Metric = "rps" | "cpuPerRequest";
 
+/** What pairing needs of a sample: which rep, concurrency and server (any id) it measured. */
+export interface PairableSample {
+  rep: number;
+  concurrency: number;
+  server: string;
+  result: Pick<RunResult, Metric>;
+}
+
 /** Per-rep ratios of `numerator`'s metric to `denominator`'s at one concurrency, summarised. */
 export function pairedRatios(
-  samples: Sample[],
+  samples: readonly PairableSample[],
   concurrency: number,
-  numerator: ContenderId,
-  denominator: ContenderId,
+  numerator: string,
+  denominator: string,
   metric: Metric = "rps",
 ): RatioSummary | undefined {
   const ratios: number[] = [];
@@ -102,7 +110,8 @@ export function summarize(samples: Sample[], concurrency: number[], servers: Con
   return { rows, targets };
 }
 
-const fixed = (value: number, digits: number) =>
+/** `value` with `digits` decimals, or "—" for NaN. */
+export const fixed = (value: number, digits: number) =>
   Number.isNaN(value) ? "—" : value.toFixed(digits);
 
 /** A ratio summary as "median (min–max)", or "—" when missing. */

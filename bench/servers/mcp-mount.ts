@@ -1,16 +1,9 @@
-import { createMcpHandler, McpServer } from "mcp-mount";
+import { createMcpHandler } from "mcp-mount";
 import { toNodeHandler } from "mcp-mount/node";
-import { ECHO_DESCRIPTION, serve } from "./serve.js";
+import { createEchoServer } from "./echo-server.js";
+import { serve } from "./serve.js";
 
 // This package as the README mounts it on node:http, from the built dist.
-const server = new McpServer({ name: "bench-mcp-mount", version: "1.0.0" });
-server.tool(
-  {
-    name: "echo",
-    description: ECHO_DESCRIPTION,
-    input: { type: "object", properties: { text: { type: "string" } }, required: ["text"] },
-  },
-  ({ text }) => String(text),
-);
+const server = createEchoServer("bench-mcp-mount");
 
 serve(toNodeHandler(createMcpHandler(server, { secret: "bench-secret-0123456789abcdef" })));

@@ -1,0 +1,329 @@
+import { request as httpRequest, type IncomingMessage } from "node:http";
+import { cpus, loadavg } from "node:os";
+import { Pool } from "undici";
+import type { Cluster } from "../test/helpers/cluster.js";
+import { positive } from "./config.js";
+import { fixed } from "./report.js";
+import { LEGACY_VERSION, MCP_PATH, REQUEST_HEADERS } from "./request.js";
+import { cpuMicrosOf, RedisCounters, startScaleCluster } from "./scale-cluster.js";
+import { median, quantile } from "./stats.js";
+import { legacyWorkload } from "./workload.js";
+
+// Fan-out latency (`npm run bench:fanout`): legacy GET streams on initialized sessions and modern
+// `subscriptions/listen` streams, spread evenly over three processes sharing one Redis; then one
+// tools list change, triggered by a tools/call on one process, and the time from sending that
+// call to the notification's arrival on every stream. Each stream is its own loopback connection
+// (raw node:http, no pooling), read with a minimal SSE framer so the reader adds little delay.
+
+/** A whole number of streams from environment variable `name` (0 allowed), or `fallback`. */
+function streamCount(name: string, fallback: number): number {
+  const raw = process.env[name];
+  const value = raw === undefined || raw === "" ? fallback : Number(raw);
+  if (!Number.isInteger(value) || value < 0) throw new TypeError(`${name} must be a whole number`);
+  return value;
+}
+
+const legacyCount = streamCount("BENCH_LEGACY_STREAMS", 2_500);
+const modernCount = streamCount("BENCH_MODERN_STREAMS", 2_500);
+const reps = Math.round(positive("BENCH_REPS", 5));
+/** The first change runs cold code in every process: reported, left out of the medians. */
+const changes = reps + 1;
+/** Longest wait for every stream to hear one change. */
+const DELIVERY_TIMEOUT_MS = 30_000;
+/** Streams (or sessions) being opened at once. */
+const OPENING = 100;
+const CHANGE = "notifications/tools/list_changed";
+
+const log = (line: string) => process.stderr.write(`${line}\n`);
+const label = (change: number) => (change === 0 ? "cold" : String(change));
+
+interface Watched {
+  kind: "legacy" | "modern";
+  /** Index of the process holding the stream. */
+  backend: number;
+  /** When each rep's change arrived (performance.now()); NaN until it does. */
+  arrivals: number[];
+  response: IncomingMessage;
+}
+
+let rep = -1;
+let waiting = 0;
+let allArrived: () => void = () => {};
+
+/** Opens a long-lived SSE request; resolves once its first event (priming or ack) is read. */
+function openStream(
+  port: number,
+  method: "GET" | "POST",
+  headers: Record<string, string>,
+  body?: string,
+): Promise<{ response: IncomingMessage; arrivals: number[] }> {
+  return new Promise((resolve, reject) => {
+    const arrivals = Array.from({ length: changes }, () => Number.NaN);
+    const req = httpRequest({
+      host: "127.0.0.1",
+      port,
+      path: MCP_PATH,
+      method,
+      headers,
+      agent: false,
+    });
+    req.on("error", reject);
+    req.on("response", (response) => {
+      if (response.statusCode !== 200) {
+        response.resume();
+        reject(new Error(`${method} stream: HTTP ${response.statusCode}`));
+        return;
+      }
+      response.setEncoding("utf8");
+      let buffer = "";
+      let first = true;
+      response.on("data", (chunk: string) => {
+        buffer += chunk;
+        for (let end = buffer.indexOf("\n\n"); end !== -1; end = buffer.indexOf("\n\n")) {
+          const event = buffer.slice(0, end);
+          buffer = buffer.slice(end + 2);
+          if (event.startsWith(":")) continue; // keep-alive comment
+          if (first) {
+            first = false;
+            resolve({ response, arrivals });
+          } else if (event.includes(CHANGE) && rep >= 0 && Number.isNaN(arrivals[rep]!)) {
+            arrivals[rep] = performance.now();
+            if (--waiting === 0) allArrived();
+          }
+        }
+      });
+    });
+    req.end(body);
+  });
+}
+
+/** Runs `open` for 0..count-1, `OPENING` at a time. */
+async function openAll<T>(count: number, open: (i: number) => Promise<T>): Promise<T[]> {
+  const opened: T[] = [];
+  for (let start = 0; start < count; start += OPENING) {
+    const batch = Array.from({ length: Math.min(OPENING, count - start) }, (_, k) =>
+      open(start + k),
+    );
+    opened.push(...(await Promise.all(batch)));
+  }
+  return opened;
+}
+
+const portOf = (cluster: Cluster, index: number) =>
+  Number(new URL(cluster.backends[index]!.url).port);
+
+const MODERN_VERSION = REQUEST_HEADERS["mcp-protocol-version"]!;
+const modernMeta = {
+  "io.modelcontextprotocol/protocolVersion": MODERN_VERSION,
+  "io.modelcontextprotocol/clientCapabilities": {},
+};
+
+async function openStreams(cluster: Cluster): Promise<Watched[]> {
+  const n = cluster.backends.length;
+  const pools = cluster.backends.map((backend) => new Pool(new URL(backend.url).origin));
+  try {
+    // Each session starts on one process and its GET stream opens on the next one.
+    const legacy = await openAll(legacyCount, async (i) => {
+      const slot = await legacyWorkload.open(pools[i % n]!);
+      const backend = (i + 1) % n;
+      const headers = {
+        accept: "text/event-stream",
+        "mcp-protocol-version": LEGACY_VERSION,
+        "mcp-session-id": slot.headers["mcp-session-id"]!,
+      };
+      const stream = await openStream(portOf(cluster, backend), "GET", headers);
+      return { kind: "legacy", backend, ...stream } satisfies Watched;
+    });
+    const modern = await openAll(modernCount, async (i) => {
+      const backend = i % n;
+      const body = JSON.stringify({
+        jsonrpc: "2.0",
+        id: `listen-${i}`,
+        method: "subscriptions/listen",
+        params: { notifications: { toolsListChanged: true }, _meta: modernMeta },
+      });
+      const headers = {
+        "content-type": "application/json",
+        accept: "application/json, text/event-stream",
+        "mcp-protocol-version": MODERN_VERSION,
+        "mcp-method": "subscriptions/listen",
+      };
+      const stream = await openStream(portOf(cluster, backend), "POST", headers, body);
+      return { kind: "modern", backend, ...stream } satisfies Watched;
+    });
+    return [...legacy, ...modern];
+  } finally {
+    await Promise.all(pools.map((pool) => pool.close()));
+  }
+}
+
+/** Calls `notify_tools_changed` on process `backend`; resolves to when it was sent and answered. */
+async function trigger(
+  cluster: Cluster,
+  backend: number,
+  id: number,
+): Promise<{ sent: number; answered: number }> {
+  const pool = new Pool(new URL(cluster.backends[backend]!.url).origin);
+  try {
+    const body = JSON.stringify({
+      jsonrpc: "2.0",
+      id,
+      method: "tools/call",
+      params: { name: "notify_tools_changed", arguments: {}, _meta: modernMeta },
+    });
+    const headers = { ...REQUEST_HEADERS, "mcp-name": "notify_tools_changed" };
+    // A first request opens the connection, so the timed one pays no TCP handshake.
+    await (await pool.request({ path: MCP_PATH, method: "OPTIONS", headers: {} })).body.text();
+    const sent = performance.now();
+    const response = await pool.request({ path: MCP_PATH, method: "POST", headers, body });
+    const text = await response.body.text();
+    if (response.statusCode !== 200 || !text.includes('"notified"')) {
+      throw new Error(`notify_tools_changed: HTTP ${response.statusCode} ${text.slice(0, 300)}`);
+    }
+    return { sent, answered: performance.now() };
+  } finally {
+    await pool.close();
+  }
+}
+
+interface Latencies {
+  p50: number;
+  p99: number;
+  max: number;
+  count: number;
+}
+
+function latencies(values: number[]): Latencies {
+  const sorted = Float64Array.from(values).sort();
+  return {
+    p50: quantile(sorted, 0.5),
+    p99: quantile(sorted, 0.99),
+    max: sorted.at(-1) ?? Number.NaN,
+    count: sorted.length,
+  };
+}
+
+/** One change and its delivery. */
+interface Row {
+  /** Index of the process the change was triggered on. */
+  backend: number;
+  /** Streams that heard it within the timeout. */
+  heard: number;
+  answeredMs: number;
+  firstMs: number;
+  all: Latencies;
+  legacy: Latencies;
+  modern: Latencies;
+  /** Streams held by the process the change was triggered on, and by the others. */
+  local: Latencies;
+  remote: Latencies;
+  /** CPU time spent from the trigger until 200 ms after the last arrival. */
+  serversCpuMs: number;
+  redisCpuMs: number;
+  readerCpuMs: number;
+  commands: Record<string, number>;
+}
+
+let cluster: Cluster | undefined;
+let redis: RedisCounters | undefined;
+let streams: Watched[] = [];
+const stop = async () => {
+  for (const stream of streams) stream.response.destroy();
+  redis?.close();
+  await cluster?.stop();
+};
+process.once("SIGINT", () => void stop().then(() => process.exit(130)));
+
+try {
+  const loadBefore = loadavg();
+  cluster = await startScaleCluster(3, "redis");
+  redis = new RedisCounters(cluster.redis.url);
+  const pids = cluster.backends.map((b) => b.pid);
+  const opening = performance.now();
+  streams = await openStreams(cluster);
+  log(
+    `${streams.length} streams open (${legacyCount} legacy GET, ${modernCount} listen) in ${((performance.now() - opening) / 1000).toFixed(1)} s`,
+  );
+  const rows: Row[] = [];
+  for (rep = 0; rep < changes; rep++) {
+    await new Promise((resolve) => setTimeout(resolve, 1_000));
+    waiting = streams.length;
+    const arrived = new Promise<void>((resolve) => {
+      allArrived = resolve;
+    });
+    const backend = rep % cluster.backends.length;
+    await redis.reset();
+    const serversBefore = cpuMicrosOf(pids);
+    const readerBefore = process.cpuUsage();
+    const { sent, answered } = await trigger(cluster, backend, rep);
+    await Promise.race([
+      arrived,
+      new Promise((resolve) => setTimeout(resolve, DELIVERY_TIMEOUT_MS)),
+    ]);
+    // What the change cost, once the servers have finished their part of it.
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    const reader = process.cpuUsage(readerBefore);
+    const counts = await redis.read();
+    const delay = (stream: Watched) => stream.arrivals[rep]! - sent;
+    const heard = streams.filter((stream) => !Number.isNaN(stream.arrivals[rep]!));
+    const pick = (filter: (stream: Watched) => boolean) =>
+      latencies(heard.filter(filter).map(delay));
+    const row: Row = {
+      backend,
+      heard: heard.length,
+      answeredMs: answered - sent,
+      firstMs: Math.min(...heard.map(delay)),
+      all: pick(() => true),
+      legacy: pick((s) => s.kind === "legacy"),
+      modern: pick((s) => s.kind === "modern"),
+      local: pick((s) => s.backend === backend),
+      remote: pick((s) => s.backend !== backend),
+      serversCpuMs: (cpuMicrosOf(pids) - serversBefore) / 1000,
+      redisCpuMs: counts.cpuMicros / 1000,
+      readerCpuMs: (reader.user + reader.system) / 1000,
+      commands: counts.commands,
+    };
+    rows.push(row);
+    log(
+      `${label(rep)}: change on process ${backend}; ${row.heard}/${streams.length} streams heard it; tools/call answered in ${row.answeredMs.toFixed(1)} ms; first ${row.firstMs.toFixed(1)} ms, p50 ${row.all.p50.toFixed(1)} ms, p99 ${row.all.p99.toFixed(1)} ms, max ${row.all.max.toFixed(1)} ms`,
+    );
+  }
+
+  const warm = rows.slice(1);
+  const pair = (l: Latencies) => `${fixed(l.p50, 1)} / ${fixed(l.p99, 1)}`;
+  const ms = (n: number) => fixed(n, 1);
+  const lines = [
+    `${cpus().length} × ${cpus()[0]?.model ?? "unknown"}, Node ${process.version}, load ${loadBefore.map((n) => n.toFixed(2)).join(" ")} before, ${loadavg()
+      .map((n) => n.toFixed(2))
+      .join(" ")} after`,
+    `${legacyCount} legacy GET + ${modernCount} listen streams over ${cluster.backends.length} processes; ms from sending the tools/call to the notification's arrival`,
+    "",
+    "| change | on process | heard | first | p50 | p99 | max | legacy p50 / p99 | modern p50 / p99 | on the trigger's process p50 / p99 | on the others p50 / p99 |",
+    "| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
+  ];
+  for (const [i, row] of rows.entries()) {
+    lines.push(
+      `| ${label(i)} | ${row.backend} | ${row.heard}/${streams.length} | ${ms(row.firstMs)} | ${ms(row.all.p50)} | ${ms(row.all.p99)} | ${ms(row.all.max)} | ${pair(row.legacy)} | ${pair(row.modern)} | ${pair(row.local)} | ${pair(row.remote)} |`,
+    );
+  }
+  const over = (value: (row: Row) => number) => ms(median(warm.map(value)));
+  lines.push(
+    `| median of ${warm.length} | | | ${over((r) => r.firstMs)} | ${over((r) => r.all.p50)} | ${over((r) => r.all.p99)} | ${over((r) => r.all.max)} | | | | |`,
+    "",
+    "| change | tools/call answered ms | CPU ms: 3 servers | Redis | this reader | Redis calls during the change, by command |",
+    "| ---: | ---: | ---: | ---: | ---: | --- |",
+  );
+  for (const [i, row] of rows.entries()) {
+    const commands = Object.entries(row.commands)
+      .sort(([a], [b]) => a.localeCompare(b))
+      .map(([name, calls]) => `${name} ${calls}`)
+      .join(", ");
+    lines.push(
+      `| ${label(i)} | ${ms(row.answeredMs)} | ${ms(row.serversCpuMs)} | ${ms(row.redisCpuMs)} | ${ms(row.readerCpuMs)} | ${commands} |`,
+    );
+  }
+  console.log(`\n${lines.join("\n")}`);
+  if (rows.some((row) => row.heard < streams.length)) process.exitCode = 1;
+} finally {
+  await stop();
+}
