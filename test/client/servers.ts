@@ -1,3 +1,6 @@
+import { createServer, type ServerResponse } from "node:http";
+import type { AddressInfo } from "node:net";
+import { toNodeHandler } from "../../src/adapters/node.js";
 import { createMcpHandler, type McpHandler, type McpServer } from "../../src/index.js";
 import type { McpClientOptions } from "../../src/client/index.js";
 import { createFixtureServer } from "../helpers/fixture-server.js";
@@ -33,4 +36,62 @@ export async function startOurServer(
   const reach: OurServer["reach"] = { eraCache: new Map() };
   if (transport === "fetch") reach.fetch = (input, init) => mcp.fetch(new Request(input, init));
   return { server, mcp, url: mounted.url, reach, close: () => mounted.close() };
+}
+
+/** One HTTP request a watched server saw. */
+export interface SeenRequest {
+  method: string;
+  session?: string;
+  lastEventId?: string;
+}
+
+/** Our server on a real socket, recording each HTTP request and holding its GET streams. */
+export interface WatchedServer extends OurServer {
+  requests: SeenRequest[];
+  getStreams: Set<ServerResponse>;
+}
+
+/** Starts the fixture server on node:http with every request recorded. */
+export async function startWatchedServer(
+  options: { legacy?: boolean | { stateless?: boolean; retryMs?: number } } = {},
+): Promise<WatchedServer> {
+  const server = createFixtureServer();
+  // Closes its POST stream early (2025-11-25 polling), then answers: the client must resume.
+  server.tool({ name: "detach" }, async (_args, ctx) => {
+    ctx.closeStream();
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    await ctx.log("info", "while detached");
+    return "answered after the stream closed";
+  });
+  const mcp = createMcpHandler(server, { secret: "client-tests", legacy: options.legacy ?? true });
+  const handle = toNodeHandler(mcp);
+  const requests: SeenRequest[] = [];
+  const getStreams = new Set<ServerResponse>();
+  const http = createServer((req, res) => {
+    const seen: SeenRequest = { method: req.method ?? "" };
+    const session = req.headers["mcp-session-id"];
+    if (typeof session === "string") seen.session = session;
+    const lastEventId = req.headers["last-event-id"];
+    if (typeof lastEventId === "string") seen.lastEventId = lastEventId;
+    requests.push(seen);
+    if (req.method === "GET") {
+      getStreams.add(res);
+      res.once("close", () => getStreams.delete(res));
+    }
+    void handle(req, res);
+  });
+  await new Promise<void>((resolve) => http.listen(0, "127.0.0.1", resolve));
+  return {
+    server,
+    mcp,
+    url: `http://127.0.0.1:${(http.address() as AddressInfo).port}/mcp`,
+    reach: { eraCache: new Map() },
+    requests,
+    getStreams,
+    close: async () => {
+      await mcp.close();
+      http.closeAllConnections();
+      await new Promise<void>((resolve) => http.close(() => resolve()));
+    },
+  };
 }
