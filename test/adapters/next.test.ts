@@ -1,6 +1,8 @@
 import { fileURLToPath } from "node:url";
 import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { type LocalIssuer, startLocalIssuer } from "../../examples/shared/local-issuer.js";
+import { legacyCall, openSession } from "../helpers/legacy.js";
 import {
   call,
   modernHeaders,
@@ -9,12 +11,13 @@ import {
   type Send,
   viaUrl,
 } from "../helpers/modern.js";
-import { buildNextApp, type NextApp, startNextApp } from "../helpers/next-app.js";
+import { buildNextApp, freePort, type NextApp, startNextApp } from "../helpers/next-app.js";
 import { assertModernMessage } from "../helpers/spec.js";
 import { SseReader } from "../helpers/stream.js";
 
 const APP_DIR = fileURLToPath(new URL("../../examples/nextjs/", import.meta.url));
 const ENV = { MCP_SECRET: "next-test-secret" };
+const NOTE_SCOPES = 'scope="notes:read notes:write"';
 /** Each route as [runtime, path]. */
 const ROUTES: [runtime: string, path: string][] = [
   ["nodejs", "/mcp"],
@@ -22,13 +25,26 @@ const ROUTES: [runtime: string, path: string][] = [
 ];
 
 let app: NextApp;
+let issuer: LocalIssuer;
 
 // A real production build and server: what users deploy, not a mock of Next's request handling.
+// The protected route trusts a local issuer and is configured with its own public URL, so the
+// issuer's port and the app's are both chosen before the build.
 beforeAll(async () => {
-  await buildNextApp(APP_DIR, ENV);
-  app = await startNextApp(APP_DIR, ENV);
+  issuer = await startLocalIssuer({ scopes: ["notes:read", "notes:write"] });
+  const port = await freePort();
+  const env = {
+    ...ENV,
+    AUTH_ISSUER: issuer.url,
+    AUTH_RESOURCE: `http://127.0.0.1:${port}/auth/mcp`,
+  };
+  await buildNextApp(APP_DIR, env);
+  app = await startNextApp(APP_DIR, env, { port });
 }, 300_000);
-afterAll(() => app?.close());
+afterAll(async () => {
+  await app?.close();
+  await issuer?.close();
+});
 
 describe.each(ROUTES)("examples/nextjs on the %s runtime (next start, %s)", (runtime, path) => {
   const send: Send = (request) => viaUrl(app.origin + path)(request);
@@ -254,5 +270,154 @@ describe.each(ROUTES)("the official modern client against the %s route (%s)", (_
     } finally {
       await client.close();
     }
+  });
+});
+
+describe("bearer auth on examples/nextjs (next start, /auth/mcp)", () => {
+  const endpoint = () => `${app.origin}/auth/mcp`;
+  const metadataUrl = () => `${app.origin}/.well-known/oauth-protected-resource/auth/mcp`;
+  const send: Send = (request) => viaUrl(endpoint())(request);
+  // Signed in each test, once the issuer and `next start` are both up; `aud` is the endpoint URL.
+  const token = (claims: Record<string, unknown> = {}, expiresInSec?: number) =>
+    issuer.sign(
+      { sub: "alice", aud: endpoint(), scope: "notes:read", ...claims },
+      expiresInSec === undefined ? {} : { expiresInSec },
+    );
+  const withToken =
+    (jwt: string): Send =>
+    (request) =>
+      send({ ...request, headers: { ...request.headers, authorization: `Bearer ${jwt}` } });
+  const invalidToken = (description: string) =>
+    `Bearer error="invalid_token", error_description="${description}", resource_metadata="${metadataUrl()}", ${NOTE_SCOPES}`;
+
+  it("should serve the Protected Resource Metadata of /auth/mcp at its well-known URL", async () => {
+    const response = await fetch(metadataUrl());
+    expect(response.status).toBe(200);
+    expect(response.headers.get("content-type")).toMatch(/^application\/json/);
+    expect(response.headers.get("access-control-allow-origin")).toBe("*");
+    expect(await response.json()).toEqual({
+      resource: endpoint(),
+      authorization_servers: [issuer.url],
+      scopes_supported: ["notes:read", "notes:write"],
+      bearer_methods_supported: ["header"],
+    });
+  });
+
+  it("should answer 401 naming the metadata URL and the scopes when no token is sent", async () => {
+    const exchange = await call(send, "tools/list");
+    expect(exchange.status).toBe(401);
+    expect(exchange.headers.get("www-authenticate")).toBe(
+      `Bearer resource_metadata="${metadataUrl()}", ${NOTE_SCOPES}`,
+    );
+    expect(exchange.error?.code).toBe(-32600);
+  });
+
+  it("should run whoami with the verified principal", async () => {
+    const exchange = await call(withToken(await token()), "tools/call", {
+      name: "whoami",
+      arguments: {},
+    });
+    expect(exchange.status).toBe(200);
+    expect(exchange.result.structuredContent).toEqual({
+      issuer: issuer.url,
+      subject: "alice",
+      scopes: ["notes:read"],
+    });
+  });
+
+  it("should answer 401 invalid_token for an expired token", async () => {
+    const exchange = await call(withToken(await token({}, -120)), "tools/list");
+    expect(exchange.status).toBe(401);
+    expect(exchange.headers.get("www-authenticate")).toBe(invalidToken("The access token expired"));
+    expect(exchange.error?.message).toBe("Invalid access token: The access token expired");
+  });
+
+  it("should answer 401 invalid_token for a token meant for another endpoint (RFC 8707)", async () => {
+    const exchange = await call(withToken(await token({ aud: `${app.origin}/mcp` })), "tools/list");
+    expect(exchange.status).toBe(401);
+    expect(exchange.headers.get("www-authenticate")).toBe(
+      invalidToken("The access token is not meant for this resource"),
+    );
+  });
+
+  it("should answer 403 insufficient_scope for a tool the token has no scope for, then 200 once stepped up", async () => {
+    const read = await call(withToken(await token()), "tools/call", {
+      name: "read_notes",
+      arguments: {},
+    });
+    expect(read.status).toBe(200);
+    const denied = await call(withToken(await token()), "tools/call", {
+      name: "delete_note",
+      arguments: { id: "1" },
+    });
+    expect(denied.status).toBe(403);
+    expect(denied.headers.get("www-authenticate")).toBe(
+      `Bearer error="insufficient_scope", error_description="Needs scope notes:write", resource_metadata="${metadataUrl()}", ${NOTE_SCOPES}`,
+    );
+    expect(denied.error?.code).toBe(-32600);
+    const stepped = withToken(await token({ scope: "notes:read notes:write" }));
+    const deleted = await call(stepped, "tools/call", {
+      name: "delete_note",
+      arguments: { id: "1" },
+    });
+    expect(deleted.status).toBe(200);
+    expect(deleted.result.content).toEqual([{ type: "text", text: "Deleted note 1" }]);
+  });
+
+  it("should refuse a token in the query string with 400", async () => {
+    const url = `${endpoint()}?access_token=${await token()}`;
+    const response = await viaUrl(url)({
+      method: "POST",
+      headers: modernHeaders("tools/list"),
+      body: JSON.stringify({
+        jsonrpc: "2.0",
+        id: 1,
+        method: "tools/list",
+        params: { _meta: modernMeta() },
+      }),
+    });
+    expect(response.status).toBe(400);
+    expect(response.headers.get("www-authenticate")).toBe(
+      `Bearer error="invalid_request", error_description="Access tokens in the query string are not accepted", resource_metadata="${metadataUrl()}", ${NOTE_SCOPES}`,
+    );
+  });
+
+  it("should bind a legacy session to the principal that opened it", async () => {
+    const alice = withToken(await token());
+    const session = await openSession(alice);
+    expect((await legacyCall(alice, session, "tools/list")).status).toBe(200);
+    const bob = withToken(await token({ sub: "bob" }));
+    const stolen = await legacyCall(bob, session, "tools/list");
+    expect(stolen.status).toBe(404);
+    expect(stolen.error).toEqual((await legacyCall(bob, "no-such-session", "tools/list")).error);
+  });
+});
+
+describe("the protected route of examples/nextjs without AUTH_ISSUER and AUTH_RESOURCE (same build)", () => {
+  let bare: NextApp;
+  beforeAll(async () => {
+    bare = await startNextApp(APP_DIR, { ...ENV, AUTH_ISSUER: "", AUTH_RESOURCE: "" });
+  }, 60_000);
+  afterAll(() => bare?.close());
+
+  it.each([
+    ["the endpoint", "POST", "/auth/mcp"],
+    ["the metadata", "GET", "/.well-known/oauth-protected-resource/auth/mcp"],
+  ])("should answer %s with 501 naming the settings to make", async (_what, method, path) => {
+    const response = await fetch(bare.origin + path, {
+      method,
+      headers: method === "POST" ? modernHeaders("tools/list") : {},
+      body: method === "POST" ? "{}" : undefined,
+    });
+    expect(response.status).toBe(501);
+    expect(await response.json()).toEqual({
+      jsonrpc: "2.0",
+      id: null,
+      error: {
+        code: -32603,
+        message:
+          "Auth is not configured: set AUTH_ISSUER (the OAuth issuer's URL) and AUTH_RESOURCE (this endpoint's public URL)",
+      },
+    });
   });
 });

@@ -1,5 +1,6 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import { existsSync } from "node:fs";
+import { createServer } from "node:net";
 import { fileURLToPath } from "node:url";
 
 const ROOT = fileURLToPath(new URL("../..", import.meta.url));
@@ -50,15 +51,40 @@ export async function buildNextApp(dir: string, env: Record<string, string> = {}
   return Date.now() - started;
 }
 
-/** Starts `next start` in `dir` on a free loopback port and waits until it is ready. */
+/** A loopback port free right now, for a server whose environment must name its own URL. */
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const probe = createServer();
+    probe.once("error", reject);
+    probe.listen(0, "127.0.0.1", () => {
+      const address = probe.address();
+      probe.close(() =>
+        typeof address === "object" && address
+          ? resolve(address.port)
+          : reject(new Error("no port")),
+      );
+    });
+  });
+}
+
+/** Options of {@link startNextApp}. */
+export interface StartNextAppOptions {
+  /** Loopback port to listen on. @default 0 (any free port) */
+  port?: number;
+  /** How long to wait for "Ready". @default 60_000 */
+  timeoutMs?: number;
+}
+
+/** Starts `next start` in `dir` on a loopback port and waits until it is ready. */
 export async function startNextApp(
   dir: string,
   env: Record<string, string> = {},
-  timeoutMs = 60_000,
+  { port = 0, timeoutMs = 60_000 }: StartNextAppOptions = {},
 ): Promise<NextApp> {
   // Port 0 lets the kernel pick; Next prints the port it got on its "Local:" line.
   // Its own process group, so close() also ends the workers `next start` forks.
-  const child = run(["start", "--hostname", "127.0.0.1", "--port", "0"], dir, env, true);
+  const args = ["start", "--hostname", "127.0.0.1", "--port", String(port)];
+  const child = run(args, dir, env, true);
   let output = "";
   const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
   const close = async () => {

@@ -5,7 +5,8 @@ export default function Home() {
       <h1>mcp-mount on Next.js</h1>
       <p>
         MCP endpoints: <code>POST /mcp</code> (Node.js runtime) and <code>POST /edge/mcp</code>{" "}
-        (edge runtime).
+        (edge runtime); <code>POST /auth/mcp</code> needs an OAuth bearer token (metadata at{" "}
+        <code>/.well-known/oauth-protected-resource/auth/mcp</code>).
       </p>
     </main>
   );

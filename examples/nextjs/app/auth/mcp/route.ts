@@ -1,0 +1,5 @@
+import { notesRoute } from "../../../lib/notes";
+
+export const runtime = "nodejs";
+
+export const { GET, POST, DELETE } = notesRoute;
