@@ -25,7 +25,8 @@ export interface SdkV1Server {
   close(): Promise<void>;
 }
 
-function build(): McpServer {
+/** The SDK v1 server the client tests speak to: tools, a prompt, a resource. */
+export function buildSdkV1Server(): McpServer {
   const server = new McpServer(
     { name: "sdk-v1", version: "1.0.0" },
     { capabilities: { logging: {} }, instructions: "An SDK v1 server" },
@@ -133,7 +134,7 @@ export async function startSdkV1Server(): Promise<SdkV1Server> {
     transport.onclose = () => {
       if (transport.sessionId) transports.delete(transport.sessionId);
     };
-    const server = build();
+    const server = buildSdkV1Server();
     servers.add(server);
     await server.connect(transport);
     return transport.handleRequest(req, res, body);

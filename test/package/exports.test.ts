@@ -43,6 +43,7 @@ describe("the published package", () => {
       "./redis",
       "./stdio",
       "./client",
+      "./client/stdio",
     ]);
     for (const target of Object.values(pkg.exports) as { types: string; default: string }[]) {
       expect(existsSync(join(ROOT, target.default)), target.default).toBe(true);
@@ -74,6 +75,11 @@ describe("the published package", () => {
         }[subpath],
       );
     }
+  });
+
+  it("should keep the stdio client, which spawns a process, behind its own subpath", () => {
+    const { bare } = importGraph(join(ROOT, pkg.exports["./client/stdio"].default));
+    expect([...bare].sort()).toEqual(["node:child_process"]);
   });
 
   it("should load the Redis store without loading ioredis, an optional peer dependency", () => {
@@ -123,5 +129,6 @@ describe("the published package", () => {
       "toOpenAITool",
       "toOpenAITools",
     ]);
+    expect(await names("./client/stdio")).toEqual(["StdioWire", "stdio"]);
   });
 });
