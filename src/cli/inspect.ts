@@ -1,0 +1,72 @@
+import type { McpClient, Tool } from "../client/index.js";
+
+function flags(tool: Tool): string {
+  const marks = [
+    tool.readOnly ? "read-only" : tool.destructive ? "destructive" : "writes",
+    tool.idempotent ? "idempotent" : "",
+    tool.openWorld ? "open-world" : "closed-world",
+  ];
+  return marks.filter(Boolean).join(", ");
+}
+
+function line(name: string, description: unknown): string {
+  return typeof description === "string" && description
+    ? `  ${name} — ${description}`
+    : `  ${name}`;
+}
+
+/** What `mcp-mount inspect` prints: the server, its tools with predicates, prompts, resources. */
+export async function inspect(client: McpClient, json: boolean): Promise<string> {
+  const capabilities = client.server.capabilities;
+  const [tools, prompts, resources, templates] = await Promise.all([
+    capabilities.tools ? client.tools() : [],
+    capabilities.prompts ? client.prompts() : [],
+    capabilities.resources ? client.resources() : [],
+    capabilities.resources ? client.resourceTemplates() : [],
+  ]);
+  if (json) {
+    return JSON.stringify(
+      {
+        era: client.era,
+        protocolVersion: client.protocolVersion,
+        server: client.server,
+        tools: tools.map((tool) => ({
+          ...tool.definition,
+          readOnly: tool.readOnly,
+          destructive: tool.destructive,
+          idempotent: tool.idempotent,
+          openWorld: tool.openWorld,
+        })),
+        prompts,
+        resources,
+        resourceTemplates: templates,
+      },
+      null,
+      2,
+    );
+  }
+  const info = client.server.serverInfo;
+  const out = [
+    `${info?.name ?? "(unnamed server)"} ${info?.version ?? ""}`.trim(),
+    `  ${client.era} era, protocol ${client.protocolVersion}`,
+  ];
+  if (client.server.instructions) out.push(`  ${client.server.instructions}`);
+  out.push("", `Tools (${tools.length})`);
+  for (const tool of tools) {
+    out.push(line(`${tool.name} [${flags(tool)}]`, tool.description));
+  }
+  out.push("", `Prompts (${prompts.length})`);
+  for (const prompt of prompts) {
+    const args = Array.isArray(prompt.arguments)
+      ? (prompt.arguments as { name: string; required?: boolean }[])
+          .map((a) => (a.required ? a.name : `${a.name}?`))
+          .join(", ")
+      : "";
+    out.push(line(`${prompt.name}(${args})`, prompt.description));
+  }
+  out.push("", `Resources (${resources.length})`);
+  for (const resource of resources) out.push(line(String(resource.uri), resource.name));
+  out.push("", `Resource templates (${templates.length})`);
+  for (const template of templates) out.push(line(String(template.uriTemplate), template.name));
+  return out.join("\n");
+}
