@@ -4,6 +4,7 @@ import { registerDiagnosticFixtures } from "./fixtures/diagnostics.js";
 import { registerInputRequiredFixtures } from "./fixtures/input-required.js";
 import { registerPromptFixtures } from "./fixtures/prompts.js";
 import { registerResourceFixtures } from "./fixtures/resources.js";
+import { registerTaskFixtures } from "./fixtures/tasks.js";
 import { registerToolFixtures } from "./fixtures/tools.js";
 
 /**
@@ -18,5 +19,6 @@ export function registerConformanceFixtures(server: McpServer): McpServer {
   registerInputRequiredFixtures(server);
   registerPromptFixtures(server);
   registerResourceFixtures(server);
+  registerTaskFixtures(server);
   return server;
 }

@@ -215,7 +215,9 @@ export function serveStdio(server: McpServer, options: StdioOptions = {}): Stdio
         const current = () => session;
         hub.add({
           wants: (event) =>
-            event.kind !== "resource" || current()?.subscriptions.has(event.uri) === true,
+            event.kind === "resource"
+              ? current()?.subscriptions.has(event.uri) === true
+              : event.kind !== "task",
           deliver: write,
           keepAlive: () => {},
           end: () => {},

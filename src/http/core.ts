@@ -26,6 +26,8 @@ export interface HandlerCore {
   hub: ListenHub;
   /** Lists hold only what the caller has the scopes for (auth's `hideUnauthorized`). */
   hideUnauthorized: boolean;
+  /** Tool calls may run as tasks (the tasks extension is on). */
+  tasksEnabled: boolean;
   reportError(error: unknown, method?: string): void;
   observe(event: {
     era: Era;

@@ -13,6 +13,7 @@ import { hasScopes, scopesFor } from "../server/access.js";
 import { isModernRequest } from "../server/modern-meta.js";
 import type { AuthInfo } from "../server/types.js";
 import { createStateSealer } from "../server/request-state.js";
+import { type TaskOptions, TaskRunner } from "../server/tasks.js";
 import { memoryStore } from "../store/memory.js";
 import type { McpStore } from "../store/types.js";
 import { authenticate, insufficientScope, isMetadataRequest, serveMetadata } from "./auth-gate.js";
@@ -53,6 +54,11 @@ export interface McpHandlerOptions {
   keepAliveMs?: number;
   /** Most listen streams open at once in this process. @default 10_000 */
   maxStreams?: number;
+  /**
+   * The tasks extension (`io.modelcontextprotocol/tasks`): tools with `taskSupport` run as
+   * tasks for clients that declare it; `false` turns it off. @default {}
+   */
+  tasks?: TaskOptions | false;
   /** Serve legacy clients (2025-03-26 to 2025-11-25) too; false serves modern clients only. @default true */
   legacy?: boolean | LegacyOptions;
   /** Called with errors the client only sees a safe summary of. */
@@ -123,6 +129,23 @@ export function createMcpHandler(server: McpServer, options: McpHandlerOptions =
       // A failing hook must not change the response.
     }
   };
+  const changes = "changes";
+  const tasks =
+    options.tasks === false
+      ? undefined
+      : new TaskRunner(
+          server,
+          store.tasks,
+          store.bus,
+          {
+            processId: crypto.randomUUID(),
+            publish: (event) => {
+              store.bus.publish(changes, event).catch((error: unknown) => reportError(error));
+            },
+            onError: (error) => reportError(error),
+          },
+          options.tasks,
+        );
   const core: HandlerCore = {
     server,
     runtime: {
@@ -130,15 +153,17 @@ export function createMcpHandler(server: McpServer, options: McpHandlerOptions =
       nonces: store.nonces,
       stateTtlMs: options.stateTtlMs ?? 300_000,
       singleUseState: options.singleUseState ?? false,
+      tasks,
     },
     hub: new ListenHub(server, {
       bus: store.bus,
-      channel: "changes",
+      channel: changes,
       keepAliveMs: options.keepAliveMs ?? 15_000,
       maxStreams: options.maxStreams ?? 10_000,
       onError: (error) => reportError(error),
     }),
     hideUnauthorized: options.auth?.hideUnauthorized ?? false,
+    tasksEnabled: tasks !== undefined,
     reportError,
     observe: (event) => {
       if (!options.onRequest) return;
@@ -274,6 +299,7 @@ export function createMcpHandler(server: McpServer, options: McpHandlerOptions =
       if (closing) return;
       closing = true;
       await legacy?.close();
+      await tasks?.close();
       await core.hub.close(server.info);
       await store.close();
     },

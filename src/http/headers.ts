@@ -12,10 +12,14 @@ const FIELD_VALUE = /^[\x20-\x7E\t]*$/;
 /** Longest mirrored header value we read. */
 const MAX_HEADER_VALUE = 8 * 1024;
 /** Methods whose `Mcp-Name` header mirrors `params.name` or `params.uri`. */
-const NAMED_METHODS: Record<string, "name" | "uri"> = {
+const NAMED_METHODS: Record<string, "name" | "uri" | "taskId"> = {
   "tools/call": "name",
   "prompts/get": "name",
   "resources/read": "uri",
+  // Tasks extension: routes polls to the instance holding the task (ext-tasks: routing headers).
+  "tasks/get": "taskId",
+  "tasks/update": "taskId",
+  "tasks/cancel": "taskId",
 };
 
 function mismatch(message: string): McpError {

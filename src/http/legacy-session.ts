@@ -201,7 +201,8 @@ export class SessionRuntime {
   /** The change-event sink of the GET stream: list changes, and updates of subscribed resources. */
   sink(): ChangeSink {
     return {
-      wants: (event: ChangeEvent) => event.kind !== "resource" || this.subscriptions.has(event.uri),
+      wants: (event: ChangeEvent) =>
+        event.kind === "resource" ? this.subscriptions.has(event.uri) : event.kind !== "task",
       deliver: (message: JsonRpcMessage) => this.standalone?.send(message),
       keepAlive: () => this.standalone?.keepAlive(),
       end: () => this.standalone?.end(),

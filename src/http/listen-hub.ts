@@ -11,6 +11,8 @@ export interface ListenFilter {
   promptsListChanged?: boolean;
   resourcesListChanged?: boolean;
   resourceSubscriptions?: string[];
+  /** Tasks whose status changes to send as `notifications/tasks` (tasks extension). */
+  taskIds?: string[];
 }
 
 const FLAGS = ["toolsListChanged", "promptsListChanged", "resourcesListChanged"] as const;
@@ -38,11 +40,21 @@ export function parseListenFilter(params: JsonObject): ListenFilter {
     }
     filter.resourceSubscriptions = [...new Set(uris as string[])];
   }
+  const taskIds = raw.taskIds;
+  if (taskIds !== undefined) {
+    if (!Array.isArray(taskIds) || taskIds.some((id) => typeof id !== "string")) {
+      throw invalidParams("notifications.taskIds must be an array of strings");
+    }
+    filter.taskIds = [...new Set(taskIds as string[])];
+  }
   return filter;
 }
 
 /** The notification a change event becomes. */
 export function changeNotification(event: ChangeEvent): JsonRpcMessage {
+  if (event.kind === "task") {
+    return { jsonrpc: "2.0", method: "notifications/tasks", params: event.task };
+  }
   if (event.kind === "resource") {
     return {
       jsonrpc: "2.0",
@@ -81,8 +93,14 @@ function tagged(message: JsonRpcMessage, id: RequestId): JsonRpcMessage {
  * A modern listen subscription on `stream`: acknowledges at once (spec: subscriptions), then
  * tags everything with the listen request's id; on shutdown, answers the listen request.
  */
-export function listenSink(id: RequestId, stream: MessageWriter, filter: ListenFilter): ChangeSink {
+export function listenSink(
+  id: RequestId,
+  stream: MessageWriter,
+  filter: ListenFilter,
+  principal = "",
+): ChangeSink {
   const uris = new Set(filter.resourceSubscriptions);
+  const tasks = new Set(filter.taskIds);
   stream.send(
     tagged(
       {
@@ -94,8 +112,12 @@ export function listenSink(id: RequestId, stream: MessageWriter, filter: ListenF
     ),
   );
   return {
-    wants: (event) =>
-      event.kind === "resource" ? uris.has(event.uri) : filter[FLAG_OF[event.kind]] === true,
+    wants(event) {
+      // Task ids are unguessable, but only their own principal hears of them.
+      if (event.kind === "task") return tasks.has(event.taskId) && event.principal === principal;
+      if (event.kind === "resource") return uris.has(event.uri);
+      return filter[FLAG_OF[event.kind]] === true;
+    },
     deliver: (message) => stream.send(tagged(message, id)),
     keepAlive: () => stream.raw(":\n\n"),
     end(serverInfo) {

@@ -1,6 +1,8 @@
 import { ErrorCode, invalidParams, isMcpError, McpError } from "../protocol/errors.js";
 import type { JsonObject, JsonRpcNotification, JsonRpcRequest } from "../protocol/messages.js";
+import { principalKey } from "../server/access.js";
 import type { RequestEnv } from "../server/context.js";
+import { declaresTasks, TASKS_EXTENSION, TASKS_REQUIRED } from "../server/task-shape.js";
 import type { AuthInfo } from "../server/types.js";
 import { dispatch, hasMethod } from "../server/dispatch.js";
 import { type ModernMeta, readModernMeta, unsupportedVersion } from "../server/modern-meta.js";
@@ -40,13 +42,15 @@ export async function handleModern(
     return errorResponse(404, ErrorCode.MethodNotFound, `Method not found: ${message.method}`, id);
   }
   const request = { id: id!, method: message.method, params };
-  if (request.method === "subscriptions/listen") return listen(core, request);
+  if (request.method === "subscriptions/listen") return listen(core, request, meta, auth);
   return run(core, req, request, meta, auth);
 }
 
 function listen(
   core: HandlerCore,
   request: { id: JsonRpcRequest["id"]; params: JsonObject },
+  meta: ModernMeta,
+  auth: AuthInfo | undefined,
 ): McpHttpResponse {
   let filter: ListenFilter;
   try {
@@ -54,6 +58,15 @@ function listen(
   } catch (error) {
     const known = error as McpError;
     return errorResponse(400, known.code, known.message, request.id);
+  }
+  if (filter.taskIds && !(core.tasksEnabled && declaresTasks(meta.capabilities))) {
+    return errorResponse(
+      400,
+      ErrorCode.MissingRequiredClientCapability,
+      `Task notifications need the ${TASKS_EXTENSION} extension`,
+      request.id,
+      TASKS_REQUIRED,
+    );
   }
   if (!core.hub.hasRoom()) {
     return errorResponse(
@@ -68,7 +81,7 @@ function listen(
     );
   }
   const stream = new SseStream();
-  stream.onClose(core.hub.add(listenSink(request.id, stream, filter)));
+  stream.onClose(core.hub.add(listenSink(request.id, stream, filter, principalKey(auth))));
   return { status: 200, headers: { ...SSE_HEADERS }, body: stream.readable };
 }
 

@@ -32,7 +32,14 @@ export interface RequestEnv {
    * Sends a real server-to-client request and awaits its result (legacy era). Without it, input
    * calls use multi round-trip requests.
    */
-  request?: (method: string, params: JsonObject, signal: AbortSignal) => Promise<JsonObject>;
+  request?: (
+    method: string,
+    params: JsonObject,
+    signal: AbortSignal,
+    key: string,
+  ) => Promise<JsonObject>;
+  /** Turns the rest of the call into a task (see `HandlerContext.startTask`). */
+  startTask?: () => Promise<boolean>;
   /** Closes the request's SSE stream early so the client polls back (legacy 2025-11-25 only). */
   closeStream?: () => void;
   /** Reports errors the client does not see in full. */
@@ -162,10 +169,14 @@ class RequestContext implements HandlerContext {
     return this.#ask(key, "roots/list", {});
   }
 
+  startTask(): Promise<boolean> {
+    return this.#env.startTask?.() ?? Promise.resolve(false);
+  }
+
   async #ask(key: string, method: string, params: JsonObject): Promise<JsonObject> {
     const env = this.#env;
     requireCapability(env, method, params);
-    if (env.request) return env.request(method, params, env.abort.signal);
+    if (env.request) return env.request(method, params, env.abort.signal, key);
     const inputs = this.#inputs;
     if (!inputs) {
       throw new McpError(

@@ -13,8 +13,11 @@ import { cacheHints, type McpServer } from "./mcp-server.js";
 import { paginate } from "./pagination.js";
 import { hasScopes, principalKey } from "./access.js";
 import { digestParams, type StateSealer } from "./request-state.js";
-import { toolError, toPromptResult, toReadResult, toToolResult } from "./results.js";
-import type { CacheHints, Completer, HandlerContext, ToolResult } from "./types.js";
+import { toPromptResult, toReadResult } from "./results.js";
+import { declaresTasks, TASKS_EXTENSION, TASKS_REQUIRED } from "./task-shape.js";
+import type { TaskRunner } from "./tasks.js";
+import { resolveTool, runTool } from "./tools.js";
+import type { CacheHints, Completer, HandlerContext } from "./types.js";
 
 /** Per-handler machinery the dispatcher needs besides the server. */
 export interface DispatchRuntime {
@@ -24,6 +27,8 @@ export interface DispatchRuntime {
   stateTtlMs: number;
   /** Claim every `requestState` once, across processes. */
   singleUseState: boolean;
+  /** Runs tool calls as tasks (`io.modelcontextprotocol/tasks`); absent when disabled. */
+  tasks?: TaskRunner;
 }
 
 /** One request as the dispatcher sees it. */
@@ -38,6 +43,7 @@ type Handler = (
   ctx: HandlerContext,
   params: JsonObject,
   env: RequestEnv,
+  runtime: DispatchRuntime,
 ) => Promise<JsonObject>;
 
 /** Methods that may answer `input_required` (spec: patterns/mrtr, supported requests). */
@@ -69,44 +75,22 @@ function notFound(env: RequestEnv, uri: string): McpError {
     : new McpError(ErrorCode.ResourceNotFound, `Resource not found: ${uri}`, { uri });
 }
 
-const callTool: Handler = async (server, ctx, params, env) => {
-  const name = params.name;
-  const tool = typeof name === "string" ? server.tools.get(name) : undefined;
-  if (!tool) throw invalidParams(`Unknown tool: ${String(name)}`);
-  const args = params.arguments ?? {};
-  if (!isObject(args)) throw invalidParams("Tool arguments must be an object");
-  let input: unknown = args;
-  if (tool.input) {
-    const checked = await tool.input.validate(args);
-    if (!checked.ok)
-      return {
-        ...toolError(`Invalid arguments for tool ${tool.options.name}: ${checked.message}`),
-      };
-    input = checked.value;
-  }
-  let result: ToolResult;
-  try {
-    result = toToolResult(await tool.handler(input as JsonObject, ctx), ctx.era);
-  } catch (error) {
-    if (error instanceof InputRequiredSignal || isMcpError(error) || env.abort.aborted) throw error;
-    env.onError?.(error);
-    const message = error instanceof Error ? error.message : String(error);
-    return { ...toolError(`Tool ${tool.options.name} failed: ${message}`) };
-  }
-  if (tool.output && !result.isError) {
-    const checked =
-      result.structuredContent === undefined
-        ? { ok: false as const, message: "no structured content" }
-        : await tool.output.validate(result.structuredContent);
-    if (!checked.ok) {
-      const error = new Error(
-        `Tool ${tool.options.name} returned invalid structured content: ${checked.message}`,
+const callTool: Handler = async (server, ctx, params, env, runtime) => {
+  const { tool, args } = resolveTool(server, params);
+  const support = env.era === "modern" && runtime.tasks ? tool.options.taskSupport : undefined;
+  if (support !== undefined) {
+    if (declaresTasks(env.clientCapabilities))
+      return runtime.tasks!.run(tool, args, ctx, env, (toolCtx, toolEnv) =>
+        runTool(tool, args, toolCtx, toolEnv),
       );
-      env.onError?.(error);
-      return { ...toolError(error.message) };
-    }
+    if (support === "required")
+      throw new McpError(
+        ErrorCode.MissingRequiredClientCapability,
+        `Tool ${tool.options.name} runs only as a task: declare the ${TASKS_EXTENSION} extension`,
+        TASKS_REQUIRED,
+      );
   }
-  return { ...result };
+  return runTool(tool, args, ctx, env);
 };
 
 const getPrompt: Handler = async (server, ctx, params) => {
@@ -199,11 +183,10 @@ async function complete(
 }
 
 const HANDLERS: Record<string, Handler> = {
-  "server/discover": async (server, _ctx, _params, env) => {
-    const result: JsonObject = {
-      supportedVersions: [...SUPPORTED_VERSIONS],
-      capabilities: server.capabilities(),
-    };
+  "server/discover": async (server, _ctx, _params, env, runtime) => {
+    const capabilities = server.capabilities();
+    if (runtime.tasks) capabilities.extensions = { [TASKS_EXTENSION]: {} };
+    const result: JsonObject = { supportedVersions: [...SUPPORTED_VERSIONS], capabilities };
     if (server.instructions !== undefined) result.instructions = server.instructions;
     return withCache(result, server.cache.discover, env);
   },
@@ -235,7 +218,35 @@ const HANDLERS: Record<string, Handler> = {
   },
   "resources/read": readResource,
   "completion/complete": complete,
+  "tasks/get": (_server, _ctx, params, env, runtime) =>
+    taskRunner(env, runtime).get(taskIdOf(params), env),
+  "tasks/update": (_server, _ctx, params, env, runtime) => {
+    const responses = params.inputResponses;
+    if (!isObject(responses)) throw invalidParams("inputResponses must be an object");
+    return taskRunner(env, runtime).update(taskIdOf(params), responses, env);
+  },
+  "tasks/cancel": (_server, _ctx, params, env, runtime) =>
+    taskRunner(env, runtime).cancel(taskIdOf(params), env),
 };
+
+/** The task runner for a tasks/* request: modern era, enabled, and the extension declared. */
+function taskRunner(env: RequestEnv, runtime: DispatchRuntime): TaskRunner {
+  if (env.era !== "modern" || !runtime.tasks)
+    throw new McpError(ErrorCode.MethodNotFound, "Method not found: tasks are not enabled");
+  if (!declaresTasks(env.clientCapabilities))
+    throw new McpError(
+      ErrorCode.MissingRequiredClientCapability,
+      `The client did not declare the ${TASKS_EXTENSION} extension`,
+      TASKS_REQUIRED,
+    );
+  return runtime.tasks;
+}
+
+function taskIdOf(params: JsonObject): string {
+  if (typeof params.taskId !== "string" || params.taskId === "")
+    throw invalidParams("taskId must be a non-empty string");
+  return params.taskId;
+}
 
 /** True when the server has a handler for `method` in this era. */
 export function hasMethod(server: McpServer, method: string): boolean {
@@ -315,7 +326,7 @@ export async function dispatch(
   let result: JsonObject;
   try {
     result = handler
-      ? await handler(server, ctx, request.params, env)
+      ? await handler(server, ctx, request.params, env, runtime)
       : await custom!(request.params, ctx);
   } catch (error) {
     if (restored && Object.keys(restored.inputs.pending).length > 0) {

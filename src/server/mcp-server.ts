@@ -18,7 +18,9 @@ import { parseUriTemplate, type UriTemplate } from "./uri-template.js";
 /** A change that list-changed and resource-updated notifications report. */
 export type ChangeEvent =
   | { kind: "tools" | "prompts" | "resources" }
-  | { kind: "resource"; uri: string };
+  | { kind: "resource"; uri: string }
+  /** A task's new state, for `notifications/tasks` on listen streams of its principal. */
+  | { kind: "task"; taskId: string; principal: string; task: JsonObject };
 
 /** Options of {@link McpServer}. */
 export interface McpServerOptions extends Implementation {

@@ -90,6 +90,14 @@ export interface HandlerContext {
   sample(key: string, params: SampleParams): Promise<JsonObject>;
   /** Asks the client for its roots. */
   roots(key?: string): Promise<JsonObject>;
+  /**
+   * Turns the rest of this tool call into a task (`io.modelcontextprotocol/tasks`) for a tool
+   * registered with `taskSupport` and `taskStart: "handler"`, when the client declared the
+   * extension: resolves once the task is stored and the client has its handle; true then. Later
+   * input calls are answered through the task, and `signal` aborts on `tasks/cancel`. Resolves
+   * false (the call goes on as usual) anywhere else.
+   */
+  startTask(): Promise<boolean>;
 }
 
 /** Anything a tool handler may return: a string, a JSON value, or a full result. */
@@ -107,6 +115,17 @@ export interface ToolOptions<Input = JsonObject> {
   output?: SchemaInput;
   /** OAuth scopes a caller needs for this tool. */
   scopes?: string[];
+  /**
+   * Whether a call may run as a task for clients that declare the tasks extension: "optional"
+   * (they get a task, others a blocking call) or "required" (others get -32021). @default none
+   */
+  taskSupport?: "optional" | "required";
+  /**
+   * When the task begins: "call" (before the handler runs) or "handler" (when it calls
+   * `ctx.startTask()`, e.g. after gathering input with multi round-trip requests, or only for
+   * large jobs; a handler that never calls it answers synchronously). @default "call"
+   */
+  taskStart?: "call" | "handler";
   _meta?: JsonObject;
 }
 

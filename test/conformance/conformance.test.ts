@@ -11,7 +11,12 @@ import {
   startConformanceServer,
   tempResultsDir,
 } from "./harness.js";
-import { ALPHA_12_AT_2025_11_25, ALPHA_12_AT_2026_07_28, STABLE_0_1_16 } from "./scenarios.js";
+import {
+  ALPHA_12_AT_2025_11_25,
+  ALPHA_12_AT_2026_07_28,
+  ALPHA_12_TASKS,
+  STABLE_0_1_16,
+} from "./scenarios.js";
 
 // The official conformance suite against examples/conformance/server.ts (which serves dist/, so
 // `npm test` builds first): every suite against one process, the legacy ones also against three
@@ -39,6 +44,14 @@ const LEGACY_SUITES: ConformanceSuite[] = [
   },
   { name: "0.1.16", cli: STABLE, args: ["--suite", "all"], scenarios: STABLE_0_1_16 },
 ];
+
+/** The tasks extension scenarios, one CLI run each (the CLI takes one `--scenario`). */
+const TASKS_SUITES: ConformanceSuite[] = ALPHA_12_TASKS.map((scenario) => ({
+  name: `alpha.12 ${scenario}`,
+  cli: ALPHA_12,
+  args: ["--scenario", scenario],
+  scenarios: [scenario],
+}));
 
 /** Budget for one suite run; the CLI allows 30 s per scenario but a healthy run takes seconds. */
 const SUITE_TIMEOUT_MS = 280_000;
@@ -115,10 +128,14 @@ describe("one process", () => {
   afterAll(async () => {
     await server?.stop();
   });
-  describeSuites([MODERN_SUITE, ...LEGACY_SUITES], "one process", () => server!.url);
+  describeSuites(
+    [MODERN_SUITE, ...LEGACY_SUITES, ...TASKS_SUITES],
+    "one process",
+    () => server!.url,
+  );
 });
 
-// The legacy suites again, through three processes on one Redis behind a round-robin proxy that
+// The legacy and tasks suites again, through three processes on one Redis behind a round-robin proxy that
 // forwards Host untouched: every request of a session may land on another process.
 describe("three processes (Redis store, round-robin proxy)", () => {
   let cluster: Cluster | undefined;
@@ -128,7 +145,7 @@ describe("three processes (Redis store, round-robin proxy)", () => {
   afterAll(async () => {
     await cluster?.stop();
   });
-  describeSuites(LEGACY_SUITES, "three processes", () => cluster!.url);
+  describeSuites([...LEGACY_SUITES, ...TASKS_SUITES], "three processes", () => cluster!.url);
 
   it("should have served the requests of one session on several processes", () => {
     const backendsOf = new Map<string, Set<number | undefined>>();
