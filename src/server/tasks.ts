@@ -71,6 +71,7 @@ export class TaskRunner {
   readonly #options: Required<TaskOptions>;
   readonly #running = new Map<string, Running>();
   readonly #unsubscribe: Promise<() => Promise<void>>;
+  #closing = false;
 
   constructor(
     server: McpServer,
@@ -197,14 +198,16 @@ export class TaskRunner {
 
   /** Stops this process's work: each task is released for another process to pick up or fail. */
   async close(): Promise<void> {
+    this.#closing = true;
     for (const [id, running] of this.#running) {
       clearInterval(running.lease);
-      running.abort.abort(new Error("The server is shutting down"));
+      // Released first: whichever process polls next re-runs the work or marks it failed.
       await this.#mutate(id, (current) => {
-        if (isTerminal(current.status)) return undefined;
+        if (isTerminal(current.status) || current.owner !== this.#hooks.processId) return undefined;
         current.leaseUntil = 0;
         return current;
       }).catch(this.#hooks.onError);
+      running.abort.abort(new Error("The server is shutting down"));
     }
     this.#running.clear();
     await (await this.#unsubscribe.catch(() => async () => {}))();
@@ -326,6 +329,8 @@ export class TaskRunner {
   /** Stores the work's outcome, unless the task ended first (cancelled, expired). */
   #settle(record: TaskRecord, outcome: Promise<JsonObject>): void {
     const finish = async (patch: Pick<TaskRecord, "status" | "result" | "error">) => {
+      // Shutting down: the work was released, not finished.
+      if (this.#closing) return;
       const running = this.#running.get(record.id);
       if (running) clearInterval(running.lease);
       this.#running.delete(record.id);
@@ -345,7 +350,8 @@ export class TaskRunner {
             status: "failed",
             error: { code: ErrorCode.InternalError, message: "The task's result is too large" },
           });
-        return finish({ status: "completed", result });
+        // Inlined as the request's own result would be: a 2026-07-28 CallToolResult.
+        return finish({ status: "completed", result: { resultType: "complete", ...result } });
       })
       .catch((error: unknown) => {
         if (this.#running.get(record.id)?.abort.aborted === false || isMcpError(error)) {

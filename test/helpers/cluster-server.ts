@@ -58,6 +58,33 @@ server.tool({ name: "wait_for_cancel" }, async (_args, ctx) => {
   return ctx.signal.aborted ? "cancelled" : "not cancelled";
 });
 
+/** Hangs until the task is cancelled or its process stops. */
+function hang(signal: AbortSignal): Promise<never> {
+  return new Promise((_resolve, reject) =>
+    signal.addEventListener("abort", () => reject(signal.reason)),
+  );
+}
+server.tool({ name: "task_ask", taskSupport: "optional" }, async (_args, ctx) => {
+  const answer = await ctx.elicit("go", {
+    message: "Go on?",
+    requestedSchema: { type: "object", properties: {} },
+  });
+  return { pid: process.pid, action: String(answer.action) };
+});
+server.tool({ name: "task_hang", taskSupport: "optional" }, (_args, ctx) => hang(ctx.signal));
+server.tool(
+  {
+    name: "task_idempotent",
+    taskSupport: "optional",
+    annotations: { idempotentHint: true },
+    input: { type: "object", properties: { hangOnPid: { type: "integer" } } },
+  },
+  async ({ hangOnPid }, ctx) => {
+    if (hangOnPid === process.pid) await hang(ctx.signal);
+    return { pid: process.pid };
+  },
+);
+
 // Fail fast while Redis is down. maxRetriesPerRequest alone is not enough: ioredis 6 backs off
 // up to 5 s between reconnections, so a queued command could still wait ~10 s for its second
 // attempt; without the offline queue a command fails at once while disconnected.
@@ -66,7 +93,13 @@ redis.on("error", () => undefined);
 // Without the offline queue, commands sent before the connection is ready would fail too.
 if (redis.status !== "ready") await once(redis, "ready");
 const store = redisStore({ redis });
-const mcp = createMcpHandler(server, { secret: "cluster", store, singleUseState: true });
+const mcp = createMcpHandler(server, {
+  secret: "cluster",
+  store,
+  singleUseState: true,
+  // A short lease, so work abandoned by a killed process is noticed within the tests' waits.
+  tasks: { leaseMs: 1_500 },
+});
 
 // The handler subscribes to the change bus as it is created. The store shares one subscriber
 // connection, whose replies come in order: once this probe's SUBSCRIBE is confirmed, so is the

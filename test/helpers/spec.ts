@@ -1,6 +1,7 @@
 import { readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { Ajv2020, type ValidateFunction } from "ajv/dist/2020.js";
+import { TASK_RESULTS, TASK_SCHEMA } from "./task-schema.js";
 
 /** The shared spec schemas live beside the repository, in ../shared/spec. */
 const SPEC_DIR = fileURLToPath(new URL("../../../shared/spec/", import.meta.url));
@@ -20,6 +21,7 @@ function ajvFor(era: Era): Ajv2020 {
     const schema = JSON.parse(readFileSync(SPEC_DIR + FILES[era], "utf8"));
     ajv = new Ajv2020({ strict: false, allErrors: true, validateFormats: false });
     ajv.addSchema(schema, "spec");
+    if (era === "modern") ajv.addSchema(TASK_SCHEMA);
     ajvs.set(era, ajv);
   }
   return ajv;
@@ -29,7 +31,8 @@ function validatorFor(era: Era, def: string): ValidateFunction {
   const key = `${era}:${def}`;
   let validate = validators.get(key);
   if (!validate) {
-    validate = ajvFor(era).getSchema(`spec#/$defs/${def}`);
+    const [file, name] = def.includes("#") ? def.split("#") : ["spec", def];
+    validate = ajvFor(era).getSchema(`${file}#/$defs/${name}`);
     if (!validate) throw new Error(`No definition ${def} in the ${era} schema`);
     validators.set(key, validate);
   }
@@ -86,9 +89,23 @@ export function assertModernMessage(message: unknown, method: string): void {
       assertSchema("modern", "InputRequiredResult", result);
       return;
     }
+    if (result.resultType === "task") {
+      if (method !== "tools/call") throw new Error(`resultType "task" answered ${method}`);
+      assertSchema("modern", "tasks#CreateTaskResult", result);
+      return;
+    }
+    const taskResult = TASK_RESULTS[method];
+    if (taskResult) {
+      assertSchema("modern", `tasks#${taskResult}`, result);
+      return;
+    }
     if (result.resultType !== "complete")
       throw new Error(`Unexpected resultType ${String(result.resultType)}`);
     assertSchema("modern", MODERN_RESULTS[method] ?? "Result", result);
+    return;
+  }
+  if (record.method === "notifications/tasks") {
+    assertSchema("modern", "tasks#TaskStatusNotification", message);
     return;
   }
   assertSchema("modern", "ServerNotification", message);
