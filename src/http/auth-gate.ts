@@ -11,9 +11,19 @@ const WELL_KNOWN = "/.well-known/oauth-protected-resource";
 /** The canonical URL of the endpoint a request was sent to (RFC 8707: no query, no fragment). */
 export function resourceOf(auth: McpAuth, url: string): string {
   if (auth.resource !== undefined) return auth.resource;
-  const { origin, pathname } = new URL(url);
+  const { origin, pathname, hostname } = new URL(url);
+  if (!warnedAboutResource && !LOOPBACK.has(hostname)) {
+    warnedAboutResource = true;
+    // The URL's host comes from the request's Host header: fine on loopback, weak in public.
+    console.warn(
+      "mcp-mount: auth has no `resource`; the token audience is derived from each request's URL. Set `resource` to the endpoint's public URL.",
+    );
+  }
   return origin + pathname.replace(/\/+$/, "");
 }
+
+const LOOPBACK = new Set(["127.0.0.1", "localhost", "[::1]"]);
+let warnedAboutResource = false;
 
 /** The metadata URL of a resource: the well-known path inserted before its path (RFC 9728 §3.1). */
 export function metadataUrlOf(resource: string): string {
