@@ -46,7 +46,8 @@ export interface RunningServer {
   stop(): Promise<void>;
 }
 
-function waitForExit(child: ChildProcess, ms: number): Promise<boolean> {
+/** Resolves true once `child` exits, or false after `ms`. */
+export function waitForExit(child: ChildProcess, ms: number): Promise<boolean> {
   if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve(true);
   return new Promise((resolve) => {
     const timer = setTimeout(() => resolve(false), ms);
@@ -106,7 +107,7 @@ export const CONFORMANCE_CLUSTER_SERVER: ClusterServer = {
 };
 
 /** The command that runs a script under Node 22 or newer. */
-function node22(): { command: string; prefix: string[] } {
+export function node22(): { command: string; prefix: string[] } {
   const configured = process.env.CONFORMANCE_NODE;
   if (configured) return { command: configured, prefix: [] };
   if (Number(process.versions.node.split(".")[0]) >= 22) {
