@@ -2,7 +2,7 @@ import { isObject, type JsonObject } from "../protocol/messages.js";
 import type { LogLevel } from "../protocol/versions.js";
 import { ResultCache } from "./cache.js";
 import { type EraOptions, openSession, rememberedEras } from "./connect.js";
-import { findHeaderParams } from "./header-params.js";
+import { findHeaderParams, type HeaderParam, headerParamValues } from "./header-params.js";
 import { type HttpOptions, HttpWire } from "./http-wire.js";
 import { answerInput, capabilitiesFor, withInput } from "./input.js";
 import { listenModern, listenLegacy, type Subscription } from "./listen.js";
@@ -68,6 +68,8 @@ export class McpClient {
   private readonly options: McpClientOptions;
   private readonly cache = new ResultCache();
   private readonly listeners = new Set<(notification: Notification) => void>();
+  /** The `x-mcp-header` parameters of each tool last listed, by server name. */
+  private readonly headerParams = new Map<string, HeaderParam[]>();
   private nextToken = 1;
 
   private constructor(session: Session, options: McpClientOptions) {
@@ -158,6 +160,7 @@ export class McpClient {
       if (this.session.wire.kind === "http" && this.era === "modern") {
         try {
           headerParams = findHeaderParams(definition.inputSchema ?? {});
+          this.headerParams.set(definition.name, headerParams);
         } catch (error) {
           this.warn(`Tool ${definition.name} excluded: ${(error as Error).message}`);
           continue;
@@ -184,13 +187,21 @@ export class McpClient {
     );
   }
 
-  /** Calls a tool by its server name and returns the whole result, answering input rounds. */
+  /**
+   * Calls a tool by its server name and returns the whole result, answering input rounds.
+   * Its `x-mcp-header` parameters are mirrored when `tools()` listed it.
+   */
   async callTool(
     name: string,
     args: JsonObject = {},
     options: RequestOptions & { headers?: Record<string, string> } = {},
   ): Promise<CallToolResult> {
-    const result = await this.send("tools/call", { name, arguments: args }, options);
+    const headerParams = this.headerParams.get(name);
+    const withHeaders =
+      options.headers || !headerParams
+        ? options
+        : { ...options, headers: headerParamValues(headerParams, args) };
+    const result = await this.send("tools/call", { name, arguments: args }, withHeaders);
     return {
       ...result,
       content: Array.isArray(result.content) ? result.content : [],

@@ -130,7 +130,8 @@ export class HttpWire implements Wire {
       const response = await this.drain(stream, cursor, options.onNotification, options.signal, id);
       if (response) return response;
       options.signal?.throwIfAborted();
-      if (!this.sessionId || cursor.lastEventId === undefined) break;
+      // Only legacy streams resume; modern ones never do (spec: streamable-http).
+      if (this.legacyVersion === undefined || cursor.lastEventId === undefined) break;
       if (attempts++ >= (this.options.maxReconnects ?? 5)) break;
       await sleep(cursor.retryMs ?? this.options.reconnectDelayMs ?? 1000, options.signal);
       stream = await this.resume(cursor.lastEventId, options.signal);

@@ -38,7 +38,7 @@ export async function answerInput(
     return Array.isArray(roots) ? { roots } : roots;
   }
   if (method === "elicitation/create" && handlers.elicitation) {
-    return handlers.elicitation(params ?? {}, context);
+    return withDefaults(params ?? {}, await handlers.elicitation(params ?? {}, context));
   }
   if (method === "sampling/createMessage" && handlers.sampling) {
     return handlers.sampling(params ?? {}, context);
@@ -93,4 +93,21 @@ export async function withInput(
     if (entries.length > 0) current.inputResponses = Object.fromEntries(entries);
     if (state !== undefined) current.requestState = state;
   }
+}
+
+/**
+ * Fills in the `default` of each form field an accepted answer left out, so a user who
+ * skips a field sends what the server proposed (SEP-1034, elicitation defaults).
+ */
+function withDefaults(params: JsonObject, result: JsonObject): JsonObject {
+  const schema = params.requestedSchema;
+  if (result.action !== "accept" || !isObject(schema) || !isObject(schema.properties))
+    return result;
+  const content: JsonObject = isObject(result.content) ? { ...result.content } : {};
+  for (const [name, field] of Object.entries(schema.properties)) {
+    if (isObject(field) && field.default !== undefined && content[name] === undefined) {
+      content[name] = field.default;
+    }
+  }
+  return { ...result, content };
 }

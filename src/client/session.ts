@@ -161,6 +161,11 @@ export class ModernSession extends Session {
       this.protocolVersion = version;
       result = await this.request("server/discover", {}, { signal });
     }
+    const versions = Array.isArray(result.supportedVersions) ? result.supportedVersions : [];
+    if (!versions.includes(this.protocolVersion)) {
+      // Some legacy servers answer any method with an empty result: that is no DiscoverResult.
+      throw new McpError(ErrorCode.InvalidRequest, "server/discover gave no DiscoverResult");
+    }
     const meta = isObject(result._meta) ? result._meta : {};
     this.server = {
       serverInfo: meta[MetaKey.serverInfo] as Implementation | undefined,

@@ -93,10 +93,14 @@ describe.each(["fetch", "node"] as const)("McpClient, modern era, through %s", (
     expect(await regional.call({ region: " padded ", query: "q" })).toEqual([
       { type: "text", text: " padded :undefined:q" },
     ]);
+    // callTool by name mirrors them too, once tools() listed the tool.
+    expect((await client.callTool("regional", { region: "eu", query: "q" })).content).toEqual([
+      { type: "text", text: "eu:undefined:q" },
+    ]);
     // Without the headers the server refuses the call: the mirroring is what made it pass.
-    await expect(client.callTool("regional", { region: "eu", query: "q" })).rejects.toMatchObject({
-      code: -32020,
-    });
+    await expect(
+      client.callTool("regional", { region: "eu", query: "q" }, { headers: {} }),
+    ).rejects.toMatchObject({ code: -32020 });
     await client.close();
   });
 
