@@ -1,7 +1,7 @@
 import cluster, { type Worker } from "node:cluster";
 import { randomBytes } from "node:crypto";
 import { fileURLToPath } from "node:url";
-import { type LocalRedis, startLocalRedis } from "./local-redis.js";
+import { type RedisServer, startRedisServer } from "../shared/redis-server.js";
 
 // The Express example as a node:cluster of WORKERS processes on one PORT, sharing a Redis
 // store: REDIS_URL, or a redis-server of its own. See README.md beside this file.
@@ -15,11 +15,12 @@ const port = process.env.PORT ?? "3000";
 const host = process.env.HOST ?? "127.0.0.1";
 const url = `http://${host}:${port}/mcp`;
 
-let local: LocalRedis | undefined;
+let local: RedisServer | undefined;
 let redisUrl = process.env.REDIS_URL;
 if (!redisUrl) {
   try {
-    local = await startLocalRedis();
+    // Its own process group: a Ctrl+C reaches the workers, which close first; then Redis stops.
+    local = await startRedisServer({ detached: true });
   } catch (error) {
     console.error(
       `Cannot start the cluster: REDIS_URL is not set and ${(error as Error).message}.\n` +
@@ -74,7 +75,7 @@ cluster.on("exit", (worker, code, signal) => {
 });
 
 async function finish(): Promise<void> {
-  await local?.stop();
+  await local?.close();
   process.exit(exitCode);
 }
 

@@ -17,7 +17,8 @@ export interface RedisServer {
   close(): Promise<void>;
 }
 
-function freePort(): Promise<number> {
+/** A loopback port free right now, for a server that must be told its port up front. */
+export function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
     const probe = createServer();
     probe.once("error", reject);
@@ -41,6 +42,11 @@ function exited(child: ChildProcess): Promise<void> {
 export interface RedisServerOptions {
   /** Run as a one-node Redis Cluster owning every slot, so cross-slot commands fail as in production. */
   cluster?: boolean;
+  /**
+   * Run in its own process group, so a Ctrl+C in the terminal reaches the app but not Redis
+   * (the app closes its connections, then stops Redis). @default false
+   */
+  detached?: boolean;
 }
 
 /** Sends one inline command; resolves to its whole reply (a line, or a bulk string's body). */
@@ -68,7 +74,10 @@ async function answersPing(port: number): Promise<boolean> {
   return (await command(port, "PING").catch(() => "")) === "+PONG";
 }
 
-/** Starts a throwaway `redis-server` (binary on PATH) bound to 127.0.0.1, without persistence. */
+/**
+ * Starts a throwaway `redis-server` (binary on PATH) bound to 127.0.0.1, without persistence,
+ * in a temporary directory; killed if this process exits without `close()`.
+ */
 export async function startRedisServer(options: RedisServerOptions = {}): Promise<RedisServer> {
   const dir = await mkdtemp(join(tmpdir(), "mcp-mount-redis-"));
   const port = await freePort();
@@ -96,13 +105,17 @@ export async function startRedisServer(options: RedisServerOptions = {}): Promis
     }
     const spawned = spawn("redis-server", [...args, "--dir", dir], {
       stdio: ["ignore", "pipe", "pipe"],
+      detached: options.detached ?? false,
     });
     child = spawned;
     let output = "";
     spawned.stdout?.on("data", (chunk) => (output += chunk));
     spawned.stderr?.on("data", (chunk) => (output += chunk));
     let failure: Error | undefined;
-    spawned.once("error", (error) => (failure = error));
+    spawned.once("error", (error: NodeJS.ErrnoException) => {
+      failure =
+        error.code === "ENOENT" ? new Error("there is no redis-server binary on PATH") : error;
+    });
     spawned.once("exit", (code) => (failure ??= new Error(`redis-server exited (${code})`)));
     const deadline = Date.now() + 10_000;
     while (!(await answersPing(port))) {

@@ -11,7 +11,8 @@ import {
   type Send,
   viaUrl,
 } from "../helpers/modern.js";
-import { buildNextApp, freePort, type NextApp, startNextApp } from "../helpers/next-app.js";
+import { buildNextApp, type NextApp, startNextApp } from "../helpers/next-app.js";
+import { freePort } from "../helpers/redis-server.js";
 import { assertModernMessage } from "../helpers/spec.js";
 import { SseReader } from "../helpers/stream.js";
 

@@ -1,0 +1,2 @@
+// The throwaway redis-server the tests, the benchmarks and examples/cluster share.
+export * from "../../examples/shared/redis-server.js";
