@@ -1,3 +1,4 @@
+import { ErrorCode, isMcpError } from "../protocol/errors.js";
 import { isObject, type JsonObject } from "../protocol/messages.js";
 import type { LogLevel } from "../protocol/versions.js";
 import { ResultCache } from "./cache.js";
@@ -156,11 +157,9 @@ export class McpClient {
     const definitions = (await this.list("tools/list", "tools", options)) as ToolDefinition[];
     const tools: Tool[] = [];
     for (const definition of definitions) {
-      let headerParams: ReturnType<typeof findHeaderParams> = [];
       if (this.session.wire.kind === "http" && this.era === "modern") {
         try {
-          headerParams = findHeaderParams(definition.inputSchema ?? {});
-          this.headerParams.set(definition.name, headerParams);
+          this.headerParams.set(definition.name, findHeaderParams(definition.inputSchema ?? {}));
         } catch (error) {
           this.warn(`Tool ${definition.name} excluded: ${(error as Error).message}`);
           continue;
@@ -169,7 +168,6 @@ export class McpClient {
       tools.push(
         new Tool(
           definition,
-          headerParams,
           this.options,
           (tool, args, callOptions) => this.callTool(tool.serverName, args, callOptions),
           (message) => this.warn(message),
@@ -196,12 +194,23 @@ export class McpClient {
     args: JsonObject = {},
     options: RequestOptions & { headers?: Record<string, string> } = {},
   ): Promise<CallToolResult> {
-    const headerParams = this.headerParams.get(name);
-    const withHeaders =
-      options.headers || !headerParams
+    const mirrored = () => {
+      const headerParams = this.headerParams.get(name);
+      return options.headers || !headerParams
         ? options
         : { ...options, headers: headerParamValues(headerParams, args) };
-    const result = await this.send("tools/call", { name, arguments: args }, withHeaders);
+    };
+    let result: JsonObject;
+    try {
+      result = await this.send("tools/call", { name, arguments: args }, mirrored());
+    } catch (error) {
+      // The tool's schema changed since it was listed: list again and retry once
+      // (spec: streamable-http, custom headers, client behavior).
+      if (!(isMcpError(error) && error.code === ErrorCode.HeaderMismatch)) throw error;
+      if (options.headers || !this.headerParams.has(name)) throw error;
+      await this.tools({ ...options, fresh: true });
+      result = await this.send("tools/call", { name, arguments: args }, mirrored());
+    }
     return {
       ...result,
       content: Array.isArray(result.content) ? result.content : [],

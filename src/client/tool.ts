@@ -1,7 +1,6 @@
 import { isObject, type JsonObject } from "../protocol/messages.js";
 import { type CompiledSchema, compileSchema } from "../server/schema.js";
 import { ToolApprovalDeniedError } from "./errors.js";
-import { type HeaderParam, headerParamValues } from "./header-params.js";
 import type {
   CallToolResult,
   ContentBlock,
@@ -27,11 +26,11 @@ export interface ToolError {
   error: string;
 }
 
-/** Sends `tools/call` for a tool: the client's MRTR-aware call, with extra headers. */
+/** Sends `tools/call` for a tool: the client's call, which answers input and mirrors headers. */
 export type ToolCaller = (
   tool: Tool,
   args: JsonObject,
-  options: RequestOptions & { headers: Record<string, string> },
+  options: RequestOptions,
 ) => Promise<CallToolResult>;
 
 /** The text of a result's content, for a model or an error message. */
@@ -68,7 +67,6 @@ export class Tool {
   readonly openWorld: boolean;
   /** The client's policy asks for approval before each call. */
   readonly requiresApproval: boolean;
-  private readonly headerParams: readonly HeaderParam[];
   private readonly policy: ToolPolicy;
   private readonly caller: ToolCaller;
   private readonly warn: (message: string) => void;
@@ -76,7 +74,6 @@ export class Tool {
 
   constructor(
     definition: ToolDefinition,
-    headerParams: readonly HeaderParam[],
     policy: ToolPolicy,
     caller: ToolCaller,
     warn: (message: string) => void,
@@ -94,7 +91,6 @@ export class Tool {
     this.destructive = !this.readOnly && annotations.destructiveHint !== false;
     this.idempotent = annotations.idempotentHint === true;
     this.openWorld = annotations.openWorldHint !== false;
-    this.headerParams = headerParams;
     this.policy = policy;
     this.caller = caller;
     this.warn = warn;
@@ -130,10 +126,7 @@ export class Tool {
 
   /** Calls the tool without approval or validation and returns the whole result. */
   callRaw(args: JsonObject = {}, options: RequestOptions = {}): Promise<CallToolResult> {
-    return this.caller(this, args, {
-      ...options,
-      headers: headerParamValues(this.headerParams, args),
-    });
+    return this.caller(this, args, options);
   }
 
   /** Validates against the input or output schema; a message when invalid. */

@@ -261,3 +261,26 @@ describe.each(["fetch", "node"] as const)("McpClient, modern era, through %s", (
     await client.close();
   });
 });
+
+describe("McpClient, a tool whose x-mcp-header changed after it was listed", () => {
+  it("should list the tools again and retry once on HeaderMismatch", async () => {
+    const ours = await startOurServer("fetch");
+    const first = ours.server.tool(
+      { name: "moving", input: { type: "object", properties: { zone: { type: "string" } } } },
+      ({ zone }) => `zone ${String(zone)}`,
+    );
+    const client = await McpClient.connect(ours.url, { ...ours.reach });
+    const moving = (await client.tool("moving"))!;
+    first.remove();
+    ours.server.tool(
+      {
+        name: "moving",
+        input: { type: "object", properties: { zone: { type: "string", "x-mcp-header": "Zone" } } },
+      },
+      ({ zone }) => `zoned ${String(zone)}`,
+    );
+    expect(await moving.call({ zone: "b" })).toEqual([{ type: "text", text: "zoned b" }]);
+    await client.close();
+    await ours.close();
+  });
+});

@@ -3,6 +3,7 @@ import {
   createMcpHandler,
   inputRequired,
   McpServer,
+  Server,
 } from "@modelcontextprotocol/server";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import * as z from "zod";
@@ -119,5 +120,53 @@ describe("McpClient against the official SDK v2 server (modern)", () => {
     const next: IteratorResult<Notification> = await subscription.next();
     expect(next.value?.method).toBe("notifications/tools/list_changed");
     subscription.close();
+  });
+});
+
+describe("McpClient against a low-level SDK v2 server that lists and answers what it likes", () => {
+  const handler = createMcpHandler(() => {
+    const server = new Server({ name: "loose", version: "1.0.0" }, { capabilities: { tools: {} } });
+    server.setRequestHandler("tools/list", () => ({
+      tools: [
+        {
+          name: "sloppy",
+          inputSchema: { type: "object" },
+          outputSchema: {
+            type: "object",
+            properties: { n: { type: "number" } },
+            required: ["n"],
+          },
+        },
+        {
+          name: "bad_header",
+          inputSchema: {
+            type: "object",
+            properties: { r: { type: "string", "x-mcp-header": "bad name" } },
+          },
+        },
+      ],
+    }));
+    server.setRequestHandler("tools/call", () => ({
+      content: [{ type: "text", text: "x" }],
+      structuredContent: { n: "not a number" },
+    }));
+    return server;
+  });
+  afterAll(() => handler.close());
+
+  it("should leave out a tool with an invalid x-mcp-header, with a warning, and refuse invalid structured content", async () => {
+    const warnings: string[] = [];
+    const client = await McpClient.connect(URL_, {
+      fetch: (input, init) => handler.fetch(new Request(input, init)),
+      eraCache: false,
+      onWarning: (message) => warnings.push(message),
+    });
+    const tools = await client.tools();
+    expect(tools.map((t) => t.name)).toEqual(["sloppy"]);
+    expect(warnings).toEqual([expect.stringMatching(/^Tool bad_header excluded: .*header token/)]);
+    expect(await tools[0]!.call()).toEqual({
+      error: expect.stringContaining("Tool sloppy returned invalid structured content"),
+    });
+    await client.close();
   });
 });
