@@ -1,5 +1,7 @@
 import type { Era } from "./types.js";
+import { McpHttpError } from "./errors.js";
 import { HttpWire } from "./http-wire.js";
+import { SseWire } from "./sse-wire.js";
 import {
   isLegacyAnswer,
   LegacySession,
@@ -72,7 +74,7 @@ export async function openSession(
   options: EraOptions,
 ): Promise<Session> {
   if (options.era === "modern") return openModern(wire, config, options);
-  if (options.era === "legacy") return openLegacy(wire, config, options);
+  if (options.era === "legacy") return openLegacyOrSse(wire, config, options);
   const key = wire instanceof HttpWire ? endpointKey(wire.url) : undefined;
   const remembered = key ? options.eraCache?.get(key) : undefined;
   if (remembered === "legacy") {
@@ -87,8 +89,37 @@ export async function openSession(
     session = await openModern(wire, config, options);
   } catch (error) {
     if (!isLegacyAnswer(error) && !isProbeTimeout(error, options)) throw error;
-    session = await openLegacy(wire, config, options);
+    session = await openLegacyOrSse(wire, config, options);
   }
   if (key) options.eraCache?.set(key, session.era);
   return session;
+}
+
+/**
+ * `initialize` on Streamable HTTP; when that POST is refused too (4xx without a JSON-RPC
+ * answer), the deprecated HTTP+SSE transport on the same URL.
+ */
+async function openLegacyOrSse(
+  wire: Wire,
+  config: SessionConfig,
+  options: EraOptions,
+): Promise<Session> {
+  try {
+    return await openLegacy(wire, config, options);
+  } catch (error) {
+    const refused =
+      error instanceof McpHttpError &&
+      error.status >= 400 &&
+      error.status < 500 &&
+      error.status !== 401;
+    if (!(wire instanceof HttpWire) || !refused) throw error;
+    const sse = new SseWire(wire.url, wire.options);
+    sse.handlers = wire.handlers;
+    try {
+      await sse.open(options.signal);
+    } catch {
+      throw error;
+    }
+    return openLegacy(sse, config, options);
+  }
 }

@@ -55,7 +55,8 @@ export class HttpWire implements Wire {
   sessionId: string | undefined;
   /** The legacy version, sent as `MCP-Protocol-Version` on every request. */
   legacyVersion: string | undefined;
-  private readonly options: HttpOptions;
+  /** The options it was made with (the HTTP+SSE fallback reuses them). */
+  readonly options: HttpOptions;
   private readonly fetch: typeof fetch;
   private getStream: AbortController | undefined;
 

@@ -3,6 +3,7 @@ import { createServer, type IncomingMessage, type ServerResponse } from "node:ht
 import type { AddressInfo } from "node:net";
 import { InMemoryEventStore } from "@modelcontextprotocol/sdk/examples/shared/inMemoryEventStore.js";
 import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
+import { SSEServerTransport } from "@modelcontextprotocol/sdk/server/sse.js";
 import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js";
 import * as z from "zod";
 
@@ -151,6 +152,46 @@ export async function startSdkV1Server(): Promise<SdkV1Server> {
     },
     close: async () => {
       for (const server of servers) await server.close().catch(() => {});
+      http.closeAllConnections();
+      await new Promise<void>((resolve) => http.close(() => resolve()));
+    },
+  };
+}
+
+/** The official SDK v1 server on the deprecated HTTP+SSE transport (2024-11-05). */
+export interface SdkV1SseServer {
+  /** The SSE endpoint: what a user of such a server is given. */
+  url: string;
+  seen: Seen[];
+  close(): Promise<void>;
+}
+
+/** Starts the SDK v1 server behind SSEServerTransport: GET /sse, POST /messages. */
+export async function startSdkV1SseServer(): Promise<SdkV1SseServer> {
+  const transports = new Map<string, SSEServerTransport>();
+  const seen: Seen[] = [];
+  const http = createServer(async (req, res) => {
+    const url = new URL(req.url ?? "/", "http://localhost");
+    seen.push({ method: req.method ?? "" });
+    if (url.pathname === "/sse" && req.method === "GET") {
+      const transport = new SSEServerTransport("/messages", res);
+      transports.set(transport.sessionId, transport);
+      res.once("close", () => transports.delete(transport.sessionId));
+      await buildSdkV1Server().connect(transport);
+      return;
+    }
+    if (url.pathname === "/messages" && req.method === "POST") {
+      const transport = transports.get(url.searchParams.get("sessionId") ?? "");
+      if (!transport) return fail(res, 404, -32001, "Session not found");
+      return transport.handlePostMessage(req, res);
+    }
+    res.writeHead(405).end();
+  });
+  await new Promise<void>((resolve) => http.listen(0, "127.0.0.1", resolve));
+  return {
+    url: `http://127.0.0.1:${(http.address() as AddressInfo).port}/sse`,
+    seen,
+    close: async () => {
       http.closeAllConnections();
       await new Promise<void>((resolve) => http.close(() => resolve()));
     },

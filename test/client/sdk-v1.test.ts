@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type Era, McpClient, type McpClientOptions } from "../../src/client/index.js";
-import { type SdkV1Server, startSdkV1Server } from "./sdk-v1-server.js";
+import { type SdkV1Server, startSdkV1SseServer, startSdkV1Server } from "./sdk-v1-server.js";
 
 const onInput: McpClientOptions["onInput"] = {
   elicitation: (params) => ({ action: "accept", content: { ok: params.message === "Delete a?" } }),
@@ -103,5 +103,27 @@ describe("McpClient against the official SDK v1 server (legacy only)", () => {
     const client = await connect();
     await client.close();
     expect(sdk.seen.at(-1)?.method).toBe("DELETE");
+  });
+});
+
+describe("McpClient against the official SDK v1 server on the deprecated HTTP+SSE transport", () => {
+  it("should fall back from Streamable HTTP to HTTP+SSE and work through it", async () => {
+    const sdk = await startSdkV1SseServer();
+    const client = await McpClient.connect(sdk.url, { eraCache: false, onInput });
+    expect(client.era).toBe("legacy");
+    expect(client.server.serverInfo).toMatchObject({ name: "sdk-v1" });
+    // The modern probe and initialize were POSTed to the SSE URL, refused, then the GET.
+    expect(sdk.seen.slice(0, 3).map((s) => s.method)).toEqual(["POST", "POST", "GET"]);
+    expect(await (await client.tool("echo"))!.call({ text: "old" })).toEqual([
+      { type: "text", text: "old" },
+    ]);
+    expect((await client.callTool("ask", { item: "a" })).content).toEqual([
+      { type: "text", text: JSON.stringify({ action: "accept", content: { ok: true } }) },
+    ]);
+    const progress: number[] = [];
+    await client.callTool("count", {}, { onProgress: (p) => progress.push(p.progress) });
+    expect(progress).toEqual([1, 2, 3]);
+    await client.close();
+    await sdk.close();
   });
 });
