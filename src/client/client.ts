@@ -6,7 +6,7 @@ import { type EraOptions, openSession, rememberedEras } from "./connect.js";
 import { findHeaderParams, type HeaderParam, headerParamValues } from "./header-params.js";
 import { type HttpOptions, HttpWire } from "./http-wire.js";
 import { answerInput, capabilitiesFor, withInput } from "./input.js";
-import { listenModern, listenLegacy, type Subscription } from "./listen.js";
+import { listenLegacy, listenModern, type Subscription } from "./listen.js";
 import { listAll } from "./pages.js";
 import type { ServerDescription, Session } from "./session.js";
 import { Tool, type ToolPolicy } from "./tool.js";

@@ -1,7 +1,5 @@
-import type { Era } from "./types.js";
 import { McpHttpError } from "./errors.js";
 import { HttpWire } from "./http-wire.js";
-import { SseWire } from "./sse-wire.js";
 import {
   isLegacyAnswer,
   LegacySession,
@@ -9,6 +7,8 @@ import {
   type Session,
   type SessionConfig,
 } from "./session.js";
+import { SseWire } from "./sse-wire.js";
+import type { Era } from "./types.js";
 import type { Wire } from "./wire.js";
 
 /** How a client finds its server's era. */

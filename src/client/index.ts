@@ -1,8 +1,8 @@
-export { McpClient, type McpClientOptions, type Listed } from "./client.js";
+export { type Listed, McpClient, type McpClientOptions } from "./client.js";
 export {
   ErrorCode,
-  InputRequiredError,
   type InputRequest,
+  InputRequiredError,
   isMcpError,
   McpError,
   McpHttpError,

@@ -1,5 +1,6 @@
 import type { JsonObject } from "../protocol/messages.js";
 import type { LogLevel } from "../protocol/versions.js";
+import type { ToolAnnotations as KnownAnnotations } from "../server/types.js";
 import type { InputRequest } from "./errors.js";
 
 /** Which generation of the protocol a connection speaks (PROTOCOL §1). */
@@ -34,15 +35,8 @@ export interface ToolDefinition {
   [key: string]: unknown;
 }
 
-/** Hints a server gives about a tool's behaviour (spec: server/tools, annotations). */
-export interface ToolAnnotations {
-  title?: string;
-  readOnlyHint?: boolean;
-  destructiveHint?: boolean;
-  idempotentHint?: boolean;
-  openWorldHint?: boolean;
-  [key: string]: unknown;
-}
+/** Hints a server gives about a tool's behaviour, and any it adds of its own. */
+export type ToolAnnotations = KnownAnnotations & { [key: string]: unknown };
 
 /** The result of `tools/call`. */
 export interface CallToolResult {

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { McpClient, type McpClientOptions, type Notification } from "../../src/client/index.js";
-import { type WatchedServer, startWatchedServer } from "./servers.js";
+import { callAndAbortOnProgress, startWatchedServer, type WatchedServer } from "./servers.js";
 
 const onInput: McpClientOptions["onInput"] = {
   elicitation: (params) => ({ action: "accept", content: { ok: true, asked: params.message } }),
@@ -65,16 +65,7 @@ describe("McpClient, legacy era, against our server", () => {
 
   it("should cancel with notifications/cancelled when the signal aborts", async () => {
     const client = await connect();
-    const controller = new AbortController();
-    const call = client.callTool(
-      "slow",
-      {},
-      {
-        signal: controller.signal,
-        onProgress: () => controller.abort(new Error("stop")),
-      },
-    );
-    await expect(call).rejects.toThrow("stop");
+    await expect(callAndAbortOnProgress(client, "slow", "stop")).rejects.toThrow("stop");
     await client.close();
   });
 

@@ -8,7 +8,7 @@ import {
 } from "../../src/client/index.js";
 import type { Probe } from "../helpers/fixture-server.js";
 import { createFixtureServer } from "../helpers/fixture-server.js";
-import { type OurServer, startOurServer } from "./servers.js";
+import { callAndAbortOnProgress, type OurServer, startOurServer } from "./servers.js";
 
 const answers: McpClientOptions["onInput"] = {
   elicitation: (params) => ({ action: "accept", content: { ok: true, asked: params.message } }),
@@ -200,16 +200,9 @@ describe.each(["fetch", "node"] as const)("McpClient, modern era, through %s", (
 
   it("should cancel by closing the stream when the signal aborts, and time out a round", async () => {
     const client = await connect();
-    const controller = new AbortController();
-    const call = client.callTool(
-      "slow",
-      {},
-      {
-        signal: controller.signal,
-        onProgress: () => controller.abort(new Error("user gave up")),
-      },
+    await expect(callAndAbortOnProgress(client, "slow", "user gave up")).rejects.toThrow(
+      "user gave up",
     );
-    await expect(call).rejects.toThrow("user gave up");
     await expect.poll(() => probe.aborted.filter((name) => name === "slow").length).toBe(1);
     await expect(client.callTool("slow", {}, { timeoutMs: 100 })).rejects.toMatchObject({
       name: "TimeoutError",

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type Era, McpClient, type McpClientOptions } from "../../src/client/index.js";
-import { type SdkV1Server, startSdkV1SseServer, startSdkV1Server } from "./sdk-v1-server.js";
+import { type SdkV1Server, startSdkV1Server, startSdkV1SseServer } from "./sdk-v1-server.js";
 
 const onInput: McpClientOptions["onInput"] = {
   elicitation: (params) => ({ action: "accept", content: { ok: params.message === "Delete a?" } }),

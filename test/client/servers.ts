@@ -1,8 +1,8 @@
 import { createServer, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { toNodeHandler } from "../../src/adapters/node.js";
+import type { McpClient, McpClientOptions } from "../../src/client/index.js";
 import { createMcpHandler, type McpHandler, type McpServer } from "../../src/index.js";
-import type { McpClientOptions } from "../../src/client/index.js";
 import { createFixtureServer } from "../helpers/fixture-server.js";
 import { type Mounted, mount, type TransportName } from "../helpers/transports.js";
 
@@ -94,4 +94,14 @@ export async function startWatchedServer(
       await new Promise<void>((resolve) => http.close(() => resolve()));
     },
   };
+}
+
+/** Calls `tool` and aborts it with `reason` at its first progress notification. */
+export function callAndAbortOnProgress(client: McpClient, tool: string, reason: string) {
+  const controller = new AbortController();
+  return client.callTool(
+    tool,
+    {},
+    { signal: controller.signal, onProgress: () => controller.abort(new Error(reason)) },
+  );
 }

@@ -1,6 +1,7 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { McpClient, type McpClientOptions } from "../../src/client/index.js";
 import { type StdioOptions, stdio } from "../../src/client/stdio.js";
+import { callAndAbortOnProgress } from "./servers.js";
 
 /** A test fixture run as a child process, the way a desktop client starts a server. */
 function child(script: string, extra: Partial<StdioOptions> = {}): StdioOptions {
@@ -54,16 +55,7 @@ describe("McpClient over stdio", () => {
     const client = await connect(
       child("stdio-server.ts", { stderr: (chunk) => (stderr += chunk) }),
     );
-    const controller = new AbortController();
-    const call = client.callTool(
-      "slow",
-      {},
-      {
-        signal: controller.signal,
-        onProgress: () => controller.abort(new Error("stop")),
-      },
-    );
-    await expect(call).rejects.toThrow("stop");
+    await expect(callAndAbortOnProgress(client, "slow", "stop")).rejects.toThrow("stop");
     await expect.poll(() => stderr).toContain("aborted:slow");
     const subscription = client.listen({ toolsListChanged: true });
     expect(await subscription.acknowledged).toEqual({ toolsListChanged: true });
