@@ -1,20 +1,18 @@
 import { ErrorCode, isMcpError } from "../protocol/errors.js";
 import { isObject, type JsonObject } from "../protocol/messages.js";
-import type { LogLevel } from "../protocol/versions.js";
 import { ResultCache } from "./cache.js";
 import { type EraOptions, openSession, rememberedEras } from "./connect.js";
 import { findHeaderParams, type HeaderParam, headerParamValues } from "./header-params.js";
-import { type HttpOptions, HttpWire } from "./http-wire.js";
+import { HttpWire } from "./http-wire.js";
 import { answerInput, capabilitiesFor, withInput } from "./input.js";
 import { listenLegacy, listenModern, type Subscription } from "./listen.js";
+import type { Listed, McpClientOptions } from "./options.js";
 import { listAll } from "./pages.js";
 import type { ServerDescription, Session } from "./session.js";
-import { Tool, type ToolPolicy } from "./tool.js";
+import { Tool } from "./tool.js";
 import type {
   CallToolResult,
   Era,
-  Implementation,
-  InputHandlers,
   ListenFilter,
   LogMessage,
   Notification,
@@ -22,41 +20,6 @@ import type {
   ToolDefinition,
 } from "./types.js";
 import type { Wire } from "./wire.js";
-
-/** Options of {@link McpClient.connect}. */
-export interface McpClientOptions extends HttpOptions, ToolPolicy {
-  /** Who the client is. @default { name: "mcp-mount-client", version: "0.1.0" } */
-  clientInfo?: Implementation;
-  /** Callbacks answering servers' input requests; capabilities are declared for these only. */
-  onInput?: InputHandlers;
-  /** Capabilities declared beyond those the callbacks imply (merged over them). */
-  capabilities?: JsonObject;
-  /** `input_required` retries allowed per request. @default 8 */
-  maxInputRounds?: number;
-  /** Milliseconds for each round trip; 0 for none. @default 60000 */
-  timeoutMs?: number;
-  /** Ask servers for log messages at this level and above (see `onLog`). */
-  logLevel?: LogLevel;
-  /** Receives the servers' log messages. */
-  onLog?: (message: LogMessage) => void;
-  /** Receives every notification that reaches the client outside a request's own stream. */
-  onNotification?: (notification: Notification) => void;
-  /** Speak one era, or detect it. @default "auto" */
-  era?: Era | "auto";
-  /** Remember detected eras per HTTP endpoint: in this process by default, or in your map. */
-  eraCache?: Map<string, Era> | false;
-  /** Keep list and read results for their `ttlMs`, until a change notification. @default true */
-  cache?: boolean;
-  /** How long a stdio probe waits for `server/discover`. @default 3000 */
-  probeTimeoutMs?: number;
-  /** Receives warnings, such as tools excluded for invalid `x-mcp-header`. @default console.warn */
-  onWarning?: (message: string) => void;
-  /** Aborts connecting. */
-  signal?: AbortSignal;
-}
-
-/** A prompt, resource or resource template as listed. */
-export type Listed = JsonObject & { name: string };
 
 const DEFAULT_TIMEOUT_MS = 60_000;
 
@@ -96,8 +59,11 @@ export class McpClient {
       ...(options.logLevel ? { logLevel: options.logLevel } : {}),
     };
     let client: McpClient | undefined;
+    // What arrives while the session opens (a legacy GET stream) is handed on once it is open.
+    const early: Notification[] = [];
     wire.handlers = {
-      notification: (notification) => client?.deliver(notification),
+      notification: (notification) =>
+        client ? client.deliver(notification) : early.push(notification),
       request: (method, params) =>
         answerInput(handlers, method, params, { signal: new AbortController().signal }),
     };
@@ -113,6 +79,7 @@ export class McpClient {
       await wire.close().catch(() => {});
       throw error;
     }
+    for (const notification of early.splice(0)) client.deliver(notification);
     return client;
   }
 
@@ -132,21 +99,8 @@ export class McpClient {
   }
 
   /** Re-reads `server/discover` (modern); a legacy session answers from `initialize`. */
-  async discover(options: RequestOptions = {}): Promise<ServerDescription> {
-    if (this.era === "modern") {
-      const result = await this.send("server/discover", {}, options);
-      const meta = isObject(result._meta) ? result._meta : {};
-      this.session.server = {
-        serverInfo:
-          (meta["io.modelcontextprotocol/serverInfo"] as Implementation) ?? this.server.serverInfo,
-        capabilities: isObject(result.capabilities) ? result.capabilities : {},
-        instructions: typeof result.instructions === "string" ? result.instructions : undefined,
-        supportedVersions: Array.isArray(result.supportedVersions)
-          ? (result.supportedVersions as string[])
-          : [],
-      };
-    }
-    return this.server;
+  discover(options: RequestOptions = {}): Promise<ServerDescription> {
+    return this.session.discover({ signal: this.roundSignal(options) });
   }
 
   /**
@@ -293,12 +247,9 @@ export class McpClient {
     const meta: JsonObject = { ...options.meta };
     if (options.onProgress) meta.progressToken = `progress-${this.nextToken++}`;
     const signal = options.signal ?? new AbortController().signal;
-    const timeoutMs = options.timeoutMs ?? this.options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
     const once = (roundParams: JsonObject) => {
-      const roundSignal =
-        timeoutMs > 0 ? AbortSignal.any([signal, AbortSignal.timeout(timeoutMs)]) : signal;
       return this.session.request(method, roundParams, {
-        signal: roundSignal,
+        signal: this.roundSignal(options),
         meta,
         ...(options.headers ? { headers: options.headers } : {}),
         onNotification: (notification) => this.onRequestNotification(notification, options),
@@ -312,6 +263,14 @@ export class McpClient {
       signal,
       ...(typeof name === "string" ? { name } : {}),
     });
+  }
+
+  /** The caller's signal, with the round-trip timeout added. */
+  private roundSignal(options: RequestOptions): AbortSignal | undefined {
+    const timeoutMs = options.timeoutMs ?? this.options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
+    if (!(timeoutMs > 0)) return options.signal;
+    const timeout = AbortSignal.timeout(timeoutMs);
+    return options.signal ? AbortSignal.any([options.signal, timeout]) : timeout;
   }
 
   /** Ends the session (DELETE on legacy HTTP) and the transport (the child process on stdio). */

@@ -1,4 +1,4 @@
-export { type Listed, McpClient, type McpClientOptions } from "./client.js";
+export { McpClient } from "./client.js";
 export {
   ErrorCode,
   type InputRequest,
@@ -10,6 +10,7 @@ export {
 } from "./errors.js";
 export type { HeadersOption, HttpOptions } from "./http-wire.js";
 export type { Subscription } from "./listen.js";
+export type { Listed, McpClientOptions } from "./options.js";
 export {
   type AnthropicTool,
   type OpenAIChatTool,

@@ -113,6 +113,11 @@ export abstract class Session {
     return this.wire.notify(message, this.prepare(method, params ?? {}, {}).headers);
   }
 
+  /** What the server says about itself now; a legacy session keeps what `initialize` said. */
+  async discover(_options: SendOptions = {}): Promise<ServerDescription> {
+    return this.server;
+  }
+
   /** Ends the session and the wire. */
   close(): Promise<void> {
     return this.wire.close();
@@ -152,15 +157,19 @@ export class ModernSession extends Session {
    * retried with it (spec: versioning, negotiation).
    */
   async open(signal?: AbortSignal): Promise<void> {
-    let result: JsonObject;
     try {
-      result = await this.request("server/discover", {}, { signal });
+      await this.discover({ signal });
     } catch (error) {
       const version = retryVersion(error);
       if (!version) throw error;
       this.protocolVersion = version;
-      result = await this.request("server/discover", {}, { signal });
+      await this.discover({ signal });
     }
+  }
+
+  /** Reads `server/discover` again and keeps what it says. */
+  override async discover(options: SendOptions = {}): Promise<ServerDescription> {
+    const result = await this.request("server/discover", {}, options);
     const versions = Array.isArray(result.supportedVersions) ? result.supportedVersions : [];
     if (!versions.includes(this.protocolVersion)) {
       // Some legacy servers answer any method with an empty result: that is no DiscoverResult.
@@ -168,13 +177,13 @@ export class ModernSession extends Session {
     }
     const meta = isObject(result._meta) ? result._meta : {};
     this.server = {
-      serverInfo: meta[MetaKey.serverInfo] as Implementation | undefined,
+      serverInfo:
+        (meta[MetaKey.serverInfo] as Implementation | undefined) ?? this.server.serverInfo,
       capabilities: isObject(result.capabilities) ? result.capabilities : {},
       instructions: typeof result.instructions === "string" ? result.instructions : undefined,
-      supportedVersions: Array.isArray(result.supportedVersions)
-        ? result.supportedVersions.filter((v): v is string => typeof v === "string")
-        : [],
+      supportedVersions: versions.filter((v): v is string => typeof v === "string"),
     };
+    return this.server;
   }
 }
 

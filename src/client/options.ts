@@ -1,0 +1,40 @@
+import type { JsonObject } from "../protocol/messages.js";
+import type { LogLevel } from "../protocol/versions.js";
+import type { HttpOptions } from "./http-wire.js";
+import type { ToolPolicy } from "./tool.js";
+import type { Era, Implementation, InputHandlers, LogMessage, Notification } from "./types.js";
+
+/** Options of `McpClient.connect`. */
+export interface McpClientOptions extends HttpOptions, ToolPolicy {
+  /** Who the client is. @default { name: "mcp-mount-client", version: "0.1.0" } */
+  clientInfo?: Implementation;
+  /** Callbacks answering servers' input requests; capabilities are declared for these only. */
+  onInput?: InputHandlers;
+  /** Capabilities declared beyond those the callbacks imply (merged over them). */
+  capabilities?: JsonObject;
+  /** `input_required` retries allowed per request. @default 8 */
+  maxInputRounds?: number;
+  /** Milliseconds for each round trip; 0 for none. @default 60000 */
+  timeoutMs?: number;
+  /** Ask servers for log messages at this level and above (see `onLog`). */
+  logLevel?: LogLevel;
+  /** Receives the servers' log messages. */
+  onLog?: (message: LogMessage) => void;
+  /** Receives every notification that reaches the client outside a request's own stream. */
+  onNotification?: (notification: Notification) => void;
+  /** Speak one era, or detect it. @default "auto" */
+  era?: Era | "auto";
+  /** Remember detected eras per HTTP endpoint: in this process by default, or in your map. */
+  eraCache?: Map<string, Era> | false;
+  /** Keep list and read results for their `ttlMs`, until a change notification. @default true */
+  cache?: boolean;
+  /** How long a stdio probe waits for `server/discover`. @default 3000 */
+  probeTimeoutMs?: number;
+  /** Receives warnings, such as tools excluded for invalid `x-mcp-header`. @default console.warn */
+  onWarning?: (message: string) => void;
+  /** Aborts connecting. */
+  signal?: AbortSignal;
+}
+
+/** A prompt, resource or resource template as listed. */
+export type Listed = JsonObject & { name: string };
