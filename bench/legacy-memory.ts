@@ -118,6 +118,14 @@ interface Reading {
   sessions: number;
   heapBytes: number;
   externalBytes: number;
+  /** Growth of Redis's `used_memory` (the records, their index entries); NaN in memory. */
+  redisBytes: number;
+}
+
+/** Redis's `used_memory`, or NaN without Redis. */
+async function redisMemory(): Promise<number> {
+  if (!redis) return Number.NaN;
+  return Number(/used_memory:(\d+)/.exec(await redis.info("memory"))?.[1]);
 }
 
 async function round(): Promise<{ readings: Reading[]; alive: number; sampled: number }> {
@@ -132,6 +140,7 @@ async function round(): Promise<{ readings: Reading[]; alive: number; sampled: n
   // Allocated before the baseline, so keeping the sample costs the sessions nothing.
   const sample: string[] = new Array(Math.ceil(last / every)).fill("");
   const base = await settledHeap();
+  const redisBase = await redisMemory();
   const readings: Reading[] = [];
   let open = 0;
   for (const target of stages) {
@@ -144,6 +153,7 @@ async function round(): Promise<{ readings: Reading[]; alive: number; sampled: n
       sessions: open,
       heapBytes: now.heap - base.heap,
       externalBytes: now.external - base.external,
+      redisBytes: (await redisMemory()) - redisBase,
     });
   }
   let alive = 0;
@@ -178,17 +188,18 @@ console.log(
   `\nNode ${process.version}; ${storeKind} store; ${rounds} rounds, each a fresh handler after ${bytes(warmupSessions)} warm-up sessions; medians over the rounds\n`,
 );
 console.log(
-  `| idle sessions | heap used − baseline | heap per session | external per session | target < ${TARGET_BYTES} B |`,
+  `| idle sessions | heap used − baseline | heap per session | external per session | target < ${TARGET_BYTES} B | in Redis per session |`,
 );
-console.log("| ---: | ---: | ---: | ---: | --- |");
+console.log("| ---: | ---: | ---: | ---: | --- | ---: |");
 let met = true;
 for (const [i, sessions] of stages.entries()) {
   const heap = median(results.map((result) => result.readings[i]!.heapBytes));
   const external = median(results.map((result) => result.readings[i]!.externalBytes));
+  const inRedis = median(results.map((result) => result.readings[i]!.redisBytes));
   const perSession = heap / sessions;
   met &&= perSession < TARGET_BYTES;
   console.log(
-    `| ${bytes(sessions)} | ${(heap / 1024 / 1024).toFixed(2)} MiB | ${bytes(perSession)} B | ${bytes(external / sessions)} B | ${perSession < TARGET_BYTES ? "met" : "MISSED"} |`,
+    `| ${bytes(sessions)} | ${(heap / 1024 / 1024).toFixed(2)} MiB | ${bytes(perSession)} B | ${bytes(external / sessions)} B | ${perSession < TARGET_BYTES ? "met" : "MISSED"} | ${redis ? `${bytes(inRedis / sessions)} B` : "—"} |`,
   );
 }
 for (let i = 1; i < stages.length; i++) {
