@@ -1,7 +1,7 @@
 import { ErrorCode, isMcpError } from "../protocol/errors.js";
 import { isObject, type JsonObject } from "../protocol/messages.js";
-import { ResultCache } from "./cache.js";
-import { type EraOptions, openSession, rememberedEras } from "./connect.js";
+import { type CacheSlot, hintsOf, ResultCache } from "./cache.js";
+import { type EraOptions, endpointKey, openSession, rememberedEras } from "./connect.js";
 import { findHeaderParams, type HeaderParam, headerParamValues } from "./header-params.js";
 import { HttpWire } from "./http-wire.js";
 import { answerInput, capabilitiesFor, withInput } from "./input.js";
@@ -30,7 +30,8 @@ const DEFAULT_TIMEOUT_MS = 60_000;
 export class McpClient {
   private readonly session: Session;
   private readonly options: McpClientOptions;
-  private readonly cache = new ResultCache();
+  private readonly cache: ResultCache | undefined;
+  private readonly slot: CacheSlot;
   private readonly listeners = new Set<(notification: Notification) => void>();
   /** The `x-mcp-header` parameters of each tool last listed, by server name. */
   private readonly headerParams = new Map<string, HeaderParam[]>();
@@ -39,6 +40,18 @@ export class McpClient {
   private constructor(session: Session, options: McpClientOptions) {
     this.session = session;
     this.options = options;
+    this.cache =
+      options.cache === false
+        ? undefined
+        : options.cache instanceof ResultCache
+          ? options.cache
+          : new ResultCache();
+    const own = crypto.randomUUID();
+    const wire = session.wire;
+    this.slot = {
+      endpoint: wire instanceof HttpWire ? endpointKey(wire.url) : own,
+      context: options.cacheContext ?? own,
+    };
   }
 
   /**
@@ -201,7 +214,7 @@ export class McpClient {
     const cached = this.cached(key, options);
     if (cached) return cached as JsonObject;
     const result = await this.send("resources/read", { uri }, options);
-    this.keep(key, result, result.ttlMs);
+    this.cache?.set(this.slot, key, result, hintsOf(result));
     return result;
   }
 
@@ -298,7 +311,7 @@ export class McpClient {
     if (notification.method === "notifications/message") {
       this.options.onLog?.(notification.params as unknown as LogMessage);
     }
-    this.cache.invalidate(notification);
+    this.cache?.invalidate(this.slot.endpoint, notification);
     for (const listener of this.listeners) listener(notification);
     this.options.onNotification?.(notification);
   }
@@ -313,11 +326,7 @@ export class McpClient {
   }
 
   private cached(key: string, options: RequestOptions): unknown {
-    return this.options.cache === false || options.fresh ? undefined : this.cache.get(key);
-  }
-
-  private keep(key: string, value: unknown, ttlMs: unknown): void {
-    if (this.options.cache !== false) this.cache.set(key, value, ttlMs);
+    return options.fresh ? undefined : this.cache?.get(this.slot, key);
   }
 
   private async list(
@@ -327,8 +336,8 @@ export class McpClient {
   ): Promise<JsonObject[]> {
     const cached = this.cached(method, options);
     if (cached) return cached as JsonObject[];
-    const { items, ttlMs } = await listAll((params) => this.send(method, params, options), field);
-    this.keep(method, items, ttlMs);
+    const { items, hints } = await listAll((params) => this.send(method, params, options), field);
+    this.cache?.set(this.slot, method, items, hints);
     return items;
   }
 }

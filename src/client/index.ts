@@ -1,3 +1,4 @@
+export { type CacheHints, ResultCache } from "./cache.js";
 export { McpClient } from "./client.js";
 export {
   ErrorCode,

@@ -1,5 +1,6 @@
 import type { JsonObject } from "../protocol/messages.js";
 import type { LogLevel } from "../protocol/versions.js";
+import type { ResultCache } from "./cache.js";
 import type { HttpOptions } from "./http-wire.js";
 import type { ToolPolicy } from "./tool.js";
 import type { Era, Implementation, InputHandlers, LogMessage, Notification } from "./types.js";
@@ -26,8 +27,17 @@ export interface McpClientOptions extends HttpOptions, ToolPolicy {
   era?: Era | "auto";
   /** Remember detected eras per HTTP endpoint: in this process by default, or in your map. */
   eraCache?: Map<string, Era> | false;
-  /** Keep list and read results for their `ttlMs`, until a change notification. @default true */
-  cache?: boolean;
+  /**
+   * Keep list and read results for their `ttlMs`, until a change notification: in a cache of
+   * the client's own, in a {@link ResultCache} shared with other clients, or not at all.
+   * @default true
+   */
+  cache?: boolean | ResultCache;
+  /**
+   * Who the client acts for, when a cache is shared: clients with the same context share
+   * `private` results too. @default a context of the client's own
+   */
+  cacheContext?: string;
   /** How long a stdio probe waits for `server/discover`. @default 3000 */
   probeTimeoutMs?: number;
   /** Receives warnings, such as tools excluded for invalid `x-mcp-header`. @default console.warn */

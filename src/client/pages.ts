@@ -1,5 +1,5 @@
 import type { JsonObject } from "../protocol/messages.js";
-import { minTtl } from "./cache.js";
+import { type CacheHints, cacheHintsOf } from "./cache.js";
 
 /** Pages followed at most, against a server whose cursors never end. */
 const MAX_PAGES = 100;
@@ -8,7 +8,7 @@ const MAX_PAGES = 100;
 export async function listAll(
   fetchPage: (params: JsonObject) => Promise<JsonObject>,
   field: string,
-): Promise<{ items: JsonObject[]; ttlMs: number | undefined }> {
+): Promise<{ items: JsonObject[]; hints: CacheHints | undefined }> {
   const items: JsonObject[] = [];
   const pages: JsonObject[] = [];
   let cursor: string | undefined;
@@ -19,5 +19,5 @@ export async function listAll(
     if (Array.isArray(list)) items.push(...(list as JsonObject[]));
     cursor = typeof page.nextCursor === "string" ? page.nextCursor : undefined;
   } while (cursor !== undefined && pages.length < MAX_PAGES);
-  return { items, ttlMs: minTtl(pages) };
+  return { items, hints: cacheHintsOf(pages) };
 }

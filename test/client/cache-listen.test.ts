@@ -1,5 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { McpClient, type Notification } from "../../src/client/index.js";
+import { McpClient, type Notification, ResultCache } from "../../src/client/index.js";
+import { McpServer } from "../../src/index.js";
 import { createFixtureServer } from "../helpers/fixture-server.js";
 import { type OurServer, startOurServer } from "./servers.js";
 
@@ -76,6 +77,42 @@ describe("McpClient listen, modern era, on shutdown", () => {
     await ours.mcp.close();
     expect(await done).toEqual({ value: undefined, done: true });
     await client.close();
+    await ours.close();
+  });
+});
+
+describe("a ResultCache shared by several clients", () => {
+  it("should share public results with every client and private ones within a context", async () => {
+    const seen: string[] = [];
+    const server = new McpServer({
+      name: "shared",
+      version: "1.0.0",
+      cache: {
+        tools: { ttlMs: 60_000, cacheScope: "private" },
+        prompts: { ttlMs: 60_000, cacheScope: "public" },
+      },
+    });
+    server.tool({ name: "mine" }, () => "x");
+    server.prompt({ name: "ours" }, () => "y");
+    const ours = await startOurServer("fetch", { server, seen });
+    const cache = new ResultCache();
+    const connect = (cacheContext: string) =>
+      McpClient.connect(ours.url, { ...ours.reach, cache, cacheContext });
+    const [alice, bob, alice2] = await Promise.all([
+      connect("alice"),
+      connect("bob"),
+      connect("alice"),
+    ]);
+    const count = (method: string) => seen.filter((m) => m === method).length;
+    await alice.prompts();
+    await bob.prompts();
+    expect(count("prompts/list")).toBe(1);
+    await alice.tools();
+    await alice2.tools();
+    expect(count("tools/list")).toBe(1);
+    await bob.tools();
+    expect(count("tools/list")).toBe(2);
+    await Promise.all([alice.close(), bob.close(), alice2.close()]);
     await ours.close();
   });
 });

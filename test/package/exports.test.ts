@@ -121,6 +121,7 @@ describe("the published package", () => {
       "McpError",
       "McpHttpError",
       "MessageWire",
+      "ResultCache",
       "Tool",
       "ToolApprovalDeniedError",
       "isMcpError",
