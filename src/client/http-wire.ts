@@ -208,7 +208,12 @@ export class HttpWire implements Wire {
     if (this.getStream) return;
     const controller = new AbortController();
     this.getStream = controller;
-    void this.holdStream(controller.signal).catch(() => {});
+    void this.holdStream(controller.signal)
+      .catch(() => {})
+      // Once given up on (a 404 for an expired session), a new session may open another.
+      .finally(() => {
+        if (this.getStream === controller) this.getStream = undefined;
+      });
   }
 
   private async holdStream(signal: AbortSignal): Promise<void> {

@@ -109,7 +109,7 @@ describe("McpClient, legacy era, against our server", () => {
   });
 
   it("should end the session with DELETE on close, and open a new one after a 404", async () => {
-    const client = await connect();
+    const client = await connect({ reconnectDelayMs: 20 });
     await client.tools();
     const session = ours.requests.at(-1)!.session!;
     await fetch(ours.url, { method: "DELETE", headers: { "mcp-session-id": session } });
@@ -119,6 +119,10 @@ describe("McpClient, legacy era, against our server", () => {
     ]);
     const renewed = ours.requests.at(-1)!.session!;
     expect(renewed).not.toBe(session);
+    // The new session gets its GET stream too.
+    await expect
+      .poll(() => ours.requests.some((r) => r.method === "GET" && r.session === renewed))
+      .toBe(true);
     await client.close();
     expect(ours.requests.at(-1)).toMatchObject({ method: "DELETE", session: renewed });
   });
