@@ -28,19 +28,19 @@ const DEFAULT_TIMEOUT_MS = 60_000;
  * (`initialize` and a session), over Streamable HTTP or any other {@link Wire} such as stdio.
  */
 export class McpClient {
-  private readonly session: Session;
-  private readonly options: McpClientOptions;
-  private readonly cache: ResultCache | undefined;
-  private readonly slot: CacheSlot;
-  private readonly listeners = new Set<(notification: Notification) => void>();
+  readonly #session: Session;
+  readonly #options: McpClientOptions;
+  readonly #cache: ResultCache | undefined;
+  readonly #slot: CacheSlot;
+  readonly #listeners = new Set<(notification: Notification) => void>();
   /** The `x-mcp-header` parameters of each tool last listed, by server name. */
-  private readonly headerParams = new Map<string, HeaderParam[]>();
-  private nextToken = 1;
+  readonly #headerParams = new Map<string, HeaderParam[]>();
+  #nextToken = 1;
 
   private constructor(session: Session, options: McpClientOptions) {
-    this.session = session;
-    this.options = options;
-    this.cache =
+    this.#session = session;
+    this.#options = options;
+    this.#cache =
       options.cache === false
         ? undefined
         : options.cache instanceof ResultCache
@@ -48,7 +48,7 @@ export class McpClient {
           : new ResultCache();
     const own = crypto.randomUUID();
     const wire = session.wire;
-    this.slot = {
+    this.#slot = {
       endpoint: wire instanceof HttpWire ? endpointKey(wire.url) : own,
       context: options.cacheContext ?? own,
     };
@@ -98,22 +98,22 @@ export class McpClient {
 
   /** The era this client speaks with the server. */
   get era(): Era {
-    return this.session.era;
+    return this.#session.era;
   }
 
   /** The protocol version in use. */
   get protocolVersion(): string {
-    return this.session.protocolVersion;
+    return this.#session.protocolVersion;
   }
 
   /** What the server said about itself: info, capabilities, instructions, versions. */
   get server(): ServerDescription {
-    return this.session.server;
+    return this.#session.server;
   }
 
   /** Re-reads `server/discover` (modern); a legacy session answers from `initialize`. */
   discover(options: RequestOptions = {}): Promise<ServerDescription> {
-    return this.session.discover({ signal: this.roundSignal(options) });
+    return this.#session.discover({ signal: this.#roundSignal(options) });
   }
 
   /**
@@ -121,23 +121,23 @@ export class McpClient {
    * `x-mcp-header` annotations break the spec's rules is left out, with a warning.
    */
   async tools(options: RequestOptions = {}): Promise<Tool[]> {
-    const definitions = (await this.list("tools/list", "tools", options)) as ToolDefinition[];
+    const definitions = (await this.#list("tools/list", "tools", options)) as ToolDefinition[];
     const tools: Tool[] = [];
     for (const definition of definitions) {
-      if (this.session.wire.kind === "http" && this.era === "modern") {
+      if (this.#session.wire.kind === "http" && this.era === "modern") {
         try {
-          this.headerParams.set(definition.name, findHeaderParams(definition.inputSchema ?? {}));
+          this.#headerParams.set(definition.name, findHeaderParams(definition.inputSchema ?? {}));
         } catch (error) {
-          this.warn(`Tool ${definition.name} excluded: ${(error as Error).message}`);
+          this.#warn(`Tool ${definition.name} excluded: ${(error as Error).message}`);
           continue;
         }
       }
       tools.push(
         new Tool(
           definition,
-          this.options,
+          this.#options,
           (tool, args, callOptions) => this.callTool(tool.serverName, args, callOptions),
-          (message) => this.warn(message),
+          (message) => this.#warn(message),
         ),
       );
     }
@@ -162,7 +162,7 @@ export class McpClient {
     options: RequestOptions & { headers?: Record<string, string> } = {},
   ): Promise<CallToolResult> {
     const mirrored = () => {
-      const headerParams = this.headerParams.get(name);
+      const headerParams = this.#headerParams.get(name);
       return options.headers || !headerParams
         ? options
         : { ...options, headers: headerParamValues(headerParams, args) };
@@ -174,7 +174,7 @@ export class McpClient {
       // The tool's schema changed since it was listed: list again and retry once
       // (spec: streamable-http, custom headers, client behavior).
       if (!(isMcpError(error) && error.code === ErrorCode.HeaderMismatch)) throw error;
-      if (options.headers || !this.headerParams.has(name)) throw error;
+      if (options.headers || !this.#headerParams.has(name)) throw error;
       await this.tools({ ...options, fresh: true });
       result = await this.send("tools/call", { name, arguments: args }, mirrored());
     }
@@ -186,7 +186,7 @@ export class McpClient {
 
   /** Every prompt the server lists. */
   prompts(options: RequestOptions = {}): Promise<Listed[]> {
-    return this.list("prompts/list", "prompts", options) as Promise<Listed[]>;
+    return this.#list("prompts/list", "prompts", options) as Promise<Listed[]>;
   }
 
   /** Gets a prompt with its arguments, answering input rounds. */
@@ -200,21 +200,23 @@ export class McpClient {
 
   /** Every resource the server lists. */
   resources(options: RequestOptions = {}): Promise<Listed[]> {
-    return this.list("resources/list", "resources", options) as Promise<Listed[]>;
+    return this.#list("resources/list", "resources", options) as Promise<Listed[]>;
   }
 
   /** Every resource template the server lists. */
   resourceTemplates(options: RequestOptions = {}): Promise<Listed[]> {
-    return this.list("resources/templates/list", "resourceTemplates", options) as Promise<Listed[]>;
+    return this.#list("resources/templates/list", "resourceTemplates", options) as Promise<
+      Listed[]
+    >;
   }
 
   /** Reads a resource, answering input rounds; kept for its `ttlMs`. */
   async readResource(uri: string, options: RequestOptions = {}): Promise<JsonObject> {
     const key = `resources/read ${uri}`;
-    const cached = this.cached(key, options);
+    const cached = this.#cached(key, options);
     if (cached) return cached as JsonObject;
     const result = await this.send("resources/read", { uri }, options);
-    this.cache?.set(this.slot, key, result, hintsOf(result));
+    this.#cache?.set(this.#slot, key, result, hintsOf(result));
     return result;
   }
 
@@ -239,11 +241,11 @@ export class McpClient {
    */
   listen(filter: ListenFilter, options: { signal?: AbortSignal } = {}): Subscription {
     const deliver = (notification: Notification) => this.deliver(notification);
-    if (this.era === "modern") return listenModern(this.session, filter, deliver, options.signal);
+    if (this.era === "modern") return listenModern(this.#session, filter, deliver, options.signal);
     return listenLegacy(
-      this.session,
+      this.#session,
       filter,
-      (listener) => this.subscribe(listener),
+      (listener) => this.#subscribe(listener),
       options.signal,
     );
   }
@@ -258,29 +260,29 @@ export class McpClient {
     options: RequestOptions & { headers?: Record<string, string> } = {},
   ): Promise<JsonObject> {
     const meta: JsonObject = { ...options.meta };
-    if (options.onProgress) meta.progressToken = `progress-${this.nextToken++}`;
+    if (options.onProgress) meta.progressToken = `progress-${this.#nextToken++}`;
     const signal = options.signal ?? new AbortController().signal;
     const once = (roundParams: JsonObject) => {
-      return this.session.request(method, roundParams, {
-        signal: this.roundSignal(options),
+      return this.#session.request(method, roundParams, {
+        signal: this.#roundSignal(options),
         meta,
         ...(options.headers ? { headers: options.headers } : {}),
-        onNotification: (notification) => this.onRequestNotification(notification, options),
+        onNotification: (notification) => this.#onRequestNotification(notification, options),
       });
     };
     if (!["tools/call", "prompts/get", "resources/read"].includes(method)) return once(params);
     const name = params.name ?? params.uri;
     return withInput(method, params, once, {
-      handlers: this.options.onInput ?? {},
-      maxRounds: this.options.maxInputRounds ?? 8,
+      handlers: this.#options.onInput ?? {},
+      maxRounds: this.#options.maxInputRounds ?? 8,
       signal,
       ...(typeof name === "string" ? { name } : {}),
     });
   }
 
   /** The caller's signal, with the round-trip timeout added. */
-  private roundSignal(options: RequestOptions): AbortSignal | undefined {
-    const timeoutMs = options.timeoutMs ?? this.options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
+  #roundSignal(options: RequestOptions): AbortSignal | undefined {
+    const timeoutMs = options.timeoutMs ?? this.#options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
     if (!(timeoutMs > 0)) return options.signal;
     const timeout = AbortSignal.timeout(timeoutMs);
     return options.signal ? AbortSignal.any([options.signal, timeout]) : timeout;
@@ -288,11 +290,11 @@ export class McpClient {
 
   /** Ends the session (DELETE on legacy HTTP) and the transport (the child process on stdio). */
   async close(): Promise<void> {
-    this.listeners.clear();
-    await this.session.close();
+    this.#listeners.clear();
+    await this.#session.close();
   }
 
-  private onRequestNotification(notification: Notification, options: RequestOptions): void {
+  #onRequestNotification(notification: Notification, options: RequestOptions): void {
     const params = notification.params ?? {};
     if (notification.method === "notifications/progress") {
       const progress: { progress: number; total?: number; message?: string } = {
@@ -309,35 +311,31 @@ export class McpClient {
   /** Routes a notification that reached the client: logs, cache, listeners, the hook. */
   private deliver(notification: Notification): void {
     if (notification.method === "notifications/message") {
-      this.options.onLog?.(notification.params as unknown as LogMessage);
+      this.#options.onLog?.(notification.params as unknown as LogMessage);
     }
-    this.cache?.invalidate(this.slot.endpoint, notification);
-    for (const listener of this.listeners) listener(notification);
-    this.options.onNotification?.(notification);
+    this.#cache?.invalidate(this.#slot.endpoint, notification);
+    for (const listener of this.#listeners) listener(notification);
+    this.#options.onNotification?.(notification);
   }
 
-  private subscribe(listener: (notification: Notification) => void): () => void {
-    this.listeners.add(listener);
-    return () => this.listeners.delete(listener);
+  #subscribe(listener: (notification: Notification) => void): () => void {
+    this.#listeners.add(listener);
+    return () => this.#listeners.delete(listener);
   }
 
-  private warn(message: string): void {
-    (this.options.onWarning ?? console.warn)(message);
+  #warn(message: string): void {
+    (this.#options.onWarning ?? console.warn)(message);
   }
 
-  private cached(key: string, options: RequestOptions): unknown {
-    return options.fresh ? undefined : this.cache?.get(this.slot, key);
+  #cached(key: string, options: RequestOptions): unknown {
+    return options.fresh ? undefined : this.#cache?.get(this.#slot, key);
   }
 
-  private async list(
-    method: string,
-    field: string,
-    options: RequestOptions,
-  ): Promise<JsonObject[]> {
-    const cached = this.cached(method, options);
+  async #list(method: string, field: string, options: RequestOptions): Promise<JsonObject[]> {
+    const cached = this.#cached(method, options);
     if (cached) return cached as JsonObject[];
     const { items, hints } = await listAll((params) => this.send(method, params, options), field);
-    this.cache?.set(this.slot, method, items, hints);
+    this.#cache?.set(this.#slot, method, items, hints);
     return items;
   }
 }

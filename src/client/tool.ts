@@ -67,10 +67,10 @@ export class Tool {
   readonly openWorld: boolean;
   /** The client's policy asks for approval before each call. */
   readonly requiresApproval: boolean;
-  private readonly policy: ToolPolicy;
-  private readonly caller: ToolCaller;
-  private readonly warn: (message: string) => void;
-  private compiled: { input?: CompiledSchema | null; output?: CompiledSchema | null } = {};
+  readonly #policy: ToolPolicy;
+  readonly #caller: ToolCaller;
+  readonly #warn: (message: string) => void;
+  #compiled: { input?: CompiledSchema | null; output?: CompiledSchema | null } = {};
 
   constructor(
     definition: ToolDefinition,
@@ -91,9 +91,9 @@ export class Tool {
     this.destructive = !this.readOnly && annotations.destructiveHint !== false;
     this.idempotent = annotations.idempotentHint === true;
     this.openWorld = annotations.openWorldHint !== false;
-    this.policy = policy;
-    this.caller = caller;
-    this.warn = warn;
+    this.#policy = policy;
+    this.#caller = caller;
+    this.#warn = warn;
     const rule = policy.requireApproval;
     this.requiresApproval =
       typeof rule === "function"
@@ -109,16 +109,16 @@ export class Tool {
    */
   async call(args: JsonObject = {}, options: RequestOptions = {}): Promise<unknown> {
     if (this.requiresApproval) {
-      const approved = (await this.policy.onApproval?.(this, args)) ?? false;
+      const approved = (await this.#policy.onApproval?.(this, args)) ?? false;
       if (!approved) throw new ToolApprovalDeniedError(this.name);
     }
-    const invalid = await this.check("input", args);
+    const invalid = await this.#check("input", args);
     if (invalid) return { error: `Invalid arguments for tool ${this.name}: ${invalid}` };
     const result = await this.callRaw(args, options);
-    if (this.policy.wrap) return this.policy.wrap(result, this);
+    if (this.#policy.wrap) return this.#policy.wrap(result, this);
     if (result.isError) return { error: contentText(result.content ?? []) || "Tool failed" };
     if (this.outputSchema && result.structuredContent !== undefined) {
-      const bad = await this.check("output", result.structuredContent);
+      const bad = await this.#check("output", result.structuredContent);
       if (bad) return { error: `Tool ${this.name} returned invalid structured content: ${bad}` };
     }
     return result.content;
@@ -126,19 +126,19 @@ export class Tool {
 
   /** Calls the tool without approval or validation and returns the whole result. */
   callRaw(args: JsonObject = {}, options: RequestOptions = {}): Promise<CallToolResult> {
-    return this.caller(this, args, options);
+    return this.#caller(this, args, options);
   }
 
   /** Validates against the input or output schema; a message when invalid. */
-  private async check(role: "input" | "output", value: unknown): Promise<string | undefined> {
-    const schema = this.schemaFor(role);
+  async #check(role: "input" | "output", value: unknown): Promise<string | undefined> {
+    const schema = this.#schemaFor(role);
     if (!schema) return undefined;
     const outcome = await schema.validate(value);
     return outcome.ok ? undefined : outcome.message;
   }
 
-  private schemaFor(role: "input" | "output"): CompiledSchema | null {
-    const cached = this.compiled[role];
+  #schemaFor(role: "input" | "output"): CompiledSchema | null {
+    const cached = this.#compiled[role];
     if (cached !== undefined) return cached;
     const json = role === "input" ? this.inputSchema : this.outputSchema;
     let compiled: CompiledSchema | null = null;
@@ -147,11 +147,11 @@ export class Tool {
       if (json) compiled = compileSchema(json, role, true);
     } catch (error) {
       // A schema we cannot compile is not checked here; the server still checks it.
-      this.warn(
+      this.#warn(
         `Tool ${this.serverName}: ${role} schema not validated: ${(error as Error).message}`,
       );
     }
-    this.compiled[role] = compiled;
+    this.#compiled[role] = compiled;
     return compiled;
   }
 }

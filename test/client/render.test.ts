@@ -54,3 +54,18 @@ describe("tool renderings for model APIs", () => {
     );
   });
 });
+
+describe("what a Tool or client shows when logged or serialized", () => {
+  it("should not carry the client's headers (tokens) in its enumerable fields", async () => {
+    const ours = await startOurServer("fetch");
+    const client = await McpClient.connect(ours.url, {
+      ...ours.reach,
+      headers: { authorization: "Bearer secret-token" },
+    });
+    const [tool] = await client.tools();
+    expect(JSON.stringify(tool)).not.toContain("secret-token");
+    expect(JSON.stringify(client)).not.toContain("secret-token");
+    await client.close();
+    await ours.close();
+  });
+});
