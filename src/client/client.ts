@@ -33,6 +33,8 @@ export class McpClient {
   readonly #cache: ResultCache | undefined;
   readonly #slot: CacheSlot;
   readonly #listeners = new Set<(notification: Notification) => void>();
+  /** Open `listen()` iterators, ended with the client. */
+  readonly #subscriptions = new Set<Subscription>();
   /** The `x-mcp-header` parameters of each tool last listed, by server name. */
   readonly #headerParams = new Map<string, HeaderParam[]>();
   #nextToken = 1;
@@ -241,13 +243,17 @@ export class McpClient {
    */
   listen(filter: ListenFilter, options: { signal?: AbortSignal } = {}): Subscription {
     const deliver = (notification: Notification) => this.deliver(notification);
-    if (this.era === "modern") return listenModern(this.#session, filter, deliver, options.signal);
-    return listenLegacy(
-      this.#session,
-      filter,
-      (listener) => this.#subscribe(listener),
-      options.signal,
-    );
+    const subscription =
+      this.era === "modern"
+        ? listenModern(this.#session, filter, deliver, options.signal)
+        : listenLegacy(
+            this.#session,
+            filter,
+            (listener) => this.#subscribe(listener),
+            options.signal,
+          );
+    this.#subscriptions.add(subscription);
+    return subscription;
   }
 
   /**
@@ -290,6 +296,8 @@ export class McpClient {
 
   /** Ends the session (DELETE on legacy HTTP) and the transport (the child process on stdio). */
   async close(): Promise<void> {
+    for (const subscription of this.#subscriptions) subscription.close();
+    this.#subscriptions.clear();
     this.#listeners.clear();
     await this.#session.close();
   }

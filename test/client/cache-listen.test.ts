@@ -68,6 +68,18 @@ describe.each(["modern", "legacy"] as const)("McpClient caching and listen, %s e
 });
 
 describe("McpClient listen, modern era, on shutdown", () => {
+  it("should end open subscriptions when the client closes", async () => {
+    const ours = await startOurServer("node");
+    const client = await McpClient.connect(ours.url, { ...ours.reach });
+    const subscription = client.listen({ toolsListChanged: true });
+    await subscription.acknowledged;
+    const done = subscription.next();
+    await client.close();
+    expect(await done).toEqual({ value: undefined, done: true });
+    await expect.poll(() => ours.mcp.stats().streams).toBe(0);
+    await ours.close();
+  });
+
   it("should end the iteration when the server closes the listen stream", async () => {
     const ours = await startOurServer("node");
     const client = await McpClient.connect(ours.url, { ...ours.reach });
