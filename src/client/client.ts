@@ -253,6 +253,11 @@ export class McpClient {
             options.signal,
           );
     this.#subscriptions.add(subscription);
+    const close = subscription.close.bind(subscription);
+    subscription.close = () => {
+      this.#subscriptions.delete(subscription);
+      close();
+    };
     return subscription;
   }
 
