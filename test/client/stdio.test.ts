@@ -1,13 +1,17 @@
+import { resolve } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { McpClient, type McpClientOptions } from "../../src/client/index.js";
 import { type StdioOptions, stdio } from "../../src/client/stdio.js";
 import { callAndAbortOnProgress } from "./servers.js";
+
+const ROOT = resolve(import.meta.dirname, "../..");
 
 /** A test fixture run as a child process, the way a desktop client starts a server. */
 function child(script: string, extra: Partial<StdioOptions> = {}): StdioOptions {
   return {
     command: process.execPath,
     args: ["--import", "tsx", `test/client/fixtures/${script}`],
+    cwd: ROOT,
     ...extra,
   };
 }
