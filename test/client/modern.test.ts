@@ -277,3 +277,15 @@ describe("McpClient, a tool whose x-mcp-header changed after it was listed", () 
     await ours.close();
   });
 });
+
+describe("McpClient, a remembered era that no longer holds", () => {
+  it("should forget it and detect the era again", async () => {
+    const ours = await startOurServer("fetch", { legacy: false });
+    const eraCache = new Map<string, "modern" | "legacy">([["http://127.0.0.1/mcp", "legacy"]]);
+    const client = await McpClient.connect(ours.url, { fetch: ours.reach.fetch, eraCache });
+    expect(client.era).toBe("modern");
+    expect(eraCache.get("http://127.0.0.1/mcp")).toBe("modern");
+    await client.close();
+    await ours.close();
+  });
+});
