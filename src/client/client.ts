@@ -9,6 +9,7 @@ import { listenLegacy, listenModern, type Subscription } from "./listen.js";
 import type { Listed, McpClientOptions } from "./options.js";
 import { listAll } from "./pages.js";
 import type { ServerDescription, Session } from "./session.js";
+import { IdleTimeout, joinSignals } from "./timeout.js";
 import { Tool } from "./tool.js";
 import type {
   CallToolResult,
@@ -114,8 +115,13 @@ export class McpClient {
   }
 
   /** Re-reads `server/discover` (modern); a legacy session answers from `initialize`. */
-  discover(options: RequestOptions = {}): Promise<ServerDescription> {
-    return this.#session.discover({ signal: this.#roundSignal(options) });
+  async discover(options: RequestOptions = {}): Promise<ServerDescription> {
+    const timeout = this.#timeout(options);
+    try {
+      return await this.#session.discover({ signal: joinSignals(options.signal, timeout) });
+    } finally {
+      timeout?.clear();
+    }
   }
 
   /**
@@ -273,13 +279,21 @@ export class McpClient {
     const meta: JsonObject = { ...options.meta };
     if (options.onProgress) meta.progressToken = `progress-${this.#nextToken++}`;
     const signal = options.signal ?? new AbortController().signal;
-    const once = (roundParams: JsonObject) => {
-      return this.#session.request(method, roundParams, {
-        signal: this.#roundSignal(options),
-        meta,
-        ...(options.headers ? { headers: options.headers } : {}),
-        onNotification: (notification) => this.#onRequestNotification(notification, options),
-      });
+    const once = async (roundParams: JsonObject) => {
+      const timeout = this.#timeout(options);
+      try {
+        return await this.#session.request(method, roundParams, {
+          signal: joinSignals(options.signal, timeout),
+          meta,
+          ...(options.headers ? { headers: options.headers } : {}),
+          onNotification: (notification) => {
+            if (notification.method === "notifications/progress") timeout?.touch();
+            this.#onRequestNotification(notification, options);
+          },
+        });
+      } finally {
+        timeout?.clear();
+      }
     };
     if (!["tools/call", "prompts/get", "resources/read"].includes(method)) return once(params);
     const name = params.name ?? params.uri;
@@ -291,12 +305,10 @@ export class McpClient {
     });
   }
 
-  /** The caller's signal, with the round-trip timeout added. */
-  #roundSignal(options: RequestOptions): AbortSignal | undefined {
+  /** The round trip's timeout, unless turned off with 0. */
+  #timeout(options: RequestOptions): IdleTimeout | undefined {
     const timeoutMs = options.timeoutMs ?? this.#options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
-    if (!(timeoutMs > 0)) return options.signal;
-    const timeout = AbortSignal.timeout(timeoutMs);
-    return options.signal ? AbortSignal.any([options.signal, timeout]) : timeout;
+    return timeoutMs > 0 ? new IdleTimeout(timeoutMs) : undefined;
   }
 
   /** Ends the session (DELETE on legacy HTTP) and the transport (the child process on stdio). */

@@ -15,7 +15,7 @@ export interface McpClientOptions extends HttpOptions, ToolPolicy {
   capabilities?: JsonObject;
   /** `input_required` retries allowed per request. @default 8 */
   maxInputRounds?: number;
-  /** Milliseconds for each round trip; 0 for none. @default 60000 */
+  /** Milliseconds a round trip may go without an answer or progress; 0 for none. @default 60000 */
   timeoutMs?: number;
   /** Ask servers for log messages at this level and above (see `onLog`). */
   logLevel?: LogLevel;

@@ -89,7 +89,10 @@ export interface Progress {
 export interface RequestOptions {
   /** Aborts the request: closes its stream on HTTP, sends `notifications/cancelled` otherwise. */
   signal?: AbortSignal;
-  /** Milliseconds for each round trip to the server (not the time `onInput` callbacks take). */
+  /**
+   * Milliseconds a round trip to the server may stay silent: progress notifications restart
+   * the count; the time `onInput` callbacks take is not counted. 0 turns it off.
+   */
   timeoutMs?: number;
   /** Called for each `notifications/progress` of this request. */
   onProgress?: (progress: Progress) => void;

@@ -289,3 +289,24 @@ describe("McpClient, a remembered era that no longer holds", () => {
     await ours.close();
   });
 });
+
+describe("McpClient timeouts count silence", () => {
+  it("should let a tool that keeps reporting progress run past timeoutMs", async () => {
+    const server = createFixtureServer();
+    server.tool({ name: "ticking" }, async (_args, ctx) => {
+      for (let i = 1; i <= 6; i++) {
+        await new Promise((resolve) => setTimeout(resolve, 40));
+        await ctx.progress(i, 6);
+      }
+      return "done ticking";
+    });
+    const ours = await startOurServer("node", { server });
+    const client = await McpClient.connect(ours.url, { ...ours.reach, timeoutMs: 150 });
+    const result = await client.callTool("ticking", {}, { onProgress: () => {} });
+    expect(result.content).toEqual([{ type: "text", text: "done ticking" }]);
+    // Without a progress token the server stays silent, and the count runs out.
+    await expect(client.callTool("ticking")).rejects.toMatchObject({ name: "TimeoutError" });
+    await client.close();
+    await ours.close();
+  });
+});
