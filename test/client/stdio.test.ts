@@ -89,6 +89,25 @@ describe("McpClient over stdio", () => {
     ]);
   });
 
+  it("should start the command with the env and cwd given", async () => {
+    process.env.MCP_CLIENT_TEST_INHERITED = "inherited";
+    const client = await connect(
+      child("stdio-server.ts", { env: { MCP_CLIENT_TEST_GIVEN: "given" }, cwd: ROOT }),
+    );
+    const read = async (name: string) =>
+      (await client.callTool("environment", { name })).structuredContent;
+    expect(await read("MCP_CLIENT_TEST_GIVEN")).toEqual({ value: "given", cwd: ROOT });
+    expect(await read("MCP_CLIENT_TEST_INHERITED")).toMatchObject({ value: "inherited" });
+    const isolated = await connect(
+      child("stdio-server.ts", { inheritEnv: false, env: { PATH: process.env.PATH ?? "" } }),
+    );
+    expect(
+      (await isolated.callTool("environment", { name: "MCP_CLIENT_TEST_INHERITED" }))
+        .structuredContent,
+    ).toMatchObject({ value: null });
+    delete process.env.MCP_CLIENT_TEST_INHERITED;
+  });
+
   it("should end the child on close", async () => {
     const wire = stdio(child("stdio-server.ts"));
     const client = await McpClient.connect(wire);
