@@ -9,8 +9,12 @@ export interface StdioOptions {
   args?: readonly string[];
   /** Variables added to the environment. */
   env?: Record<string, string>;
-  /** Start from this process's environment. @default true */
-  inheritEnv?: boolean;
+  /**
+   * What the child inherits of this process's environment: all of it, nothing, or only the
+   * variables a program needs to run (PATH, HOME, USER, locale, temp folders), so API keys
+   * in our environment do not reach a server by accident. @default "safe"
+   */
+  inheritEnv?: boolean | "safe";
   cwd?: string;
   /**
    * The server's stderr (its logs): passed through to ours, ignored, or handed to a function
@@ -19,6 +23,45 @@ export interface StdioOptions {
   stderr?: "inherit" | "ignore" | ((chunk: string) => void);
   /** How long `close()` waits for the server to exit after stdin ends, before SIGTERM. @default 2000 */
   closeTimeoutMs?: number;
+}
+
+/** Variables a child needs to run, on POSIX and on Windows. */
+const SAFE_VARIABLES = [
+  "HOME",
+  "LOGNAME",
+  "PATH",
+  "SHELL",
+  "TERM",
+  "USER",
+  "LANG",
+  "LC_ALL",
+  "TMPDIR",
+  "TZ",
+  "APPDATA",
+  "HOMEDRIVE",
+  "HOMEPATH",
+  "LOCALAPPDATA",
+  "PATHEXT",
+  "PROCESSOR_ARCHITECTURE",
+  "PROGRAMFILES",
+  "SYSTEMDRIVE",
+  "SYSTEMROOT",
+  "TEMP",
+  "TMP",
+  "USERNAME",
+  "USERPROFILE",
+];
+
+function inherited(mode: boolean | "safe"): NodeJS.ProcessEnv {
+  if (mode === true) return process.env;
+  if (mode === false) return {};
+  const env: NodeJS.ProcessEnv = {};
+  for (const name of SAFE_VARIABLES) {
+    const value = process.env[name];
+    // Values that look like shell functions are not passed on (they can run code).
+    if (value !== undefined && !value.startsWith("()")) env[name] = value;
+  }
+  return env;
 }
 
 /** Most stderr kept for the error of a server that exits early. */
@@ -37,7 +80,7 @@ export class StdioWire extends MessageWire {
   constructor(options: StdioOptions) {
     const child = spawn(options.command, [...(options.args ?? [])], {
       cwd: options.cwd,
-      env: { ...(options.inheritEnv === false ? {} : process.env), ...options.env },
+      env: { ...inherited(options.inheritEnv ?? "safe"), ...options.env },
       stdio: ["pipe", "pipe", typeof options.stderr === "string" ? options.stderr : "pipe"],
       windowsHide: true,
     });

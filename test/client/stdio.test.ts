@@ -89,7 +89,7 @@ describe("McpClient over stdio", () => {
     ]);
   });
 
-  it("should start the command with the env and cwd given", async () => {
+  it("should start the command with the env and cwd given, and only safe variables of ours", async () => {
     process.env.MCP_CLIENT_TEST_INHERITED = "inherited";
     const client = await connect(
       child("stdio-server.ts", { env: { MCP_CLIENT_TEST_GIVEN: "given" }, cwd: ROOT }),
@@ -97,14 +97,14 @@ describe("McpClient over stdio", () => {
     const read = async (name: string) =>
       (await client.callTool("environment", { name })).structuredContent;
     expect(await read("MCP_CLIENT_TEST_GIVEN")).toEqual({ value: "given", cwd: ROOT });
-    expect(await read("MCP_CLIENT_TEST_INHERITED")).toMatchObject({ value: "inherited" });
-    const isolated = await connect(
-      child("stdio-server.ts", { inheritEnv: false, env: { PATH: process.env.PATH ?? "" } }),
-    );
+    // By default only what a program needs to run is inherited: no stray secrets.
+    expect(await read("MCP_CLIENT_TEST_INHERITED")).toMatchObject({ value: null });
+    expect(await read("PATH")).toMatchObject({ value: process.env.PATH });
+    const everything = await connect(child("stdio-server.ts", { inheritEnv: true }));
     expect(
-      (await isolated.callTool("environment", { name: "MCP_CLIENT_TEST_INHERITED" }))
+      (await everything.callTool("environment", { name: "MCP_CLIENT_TEST_INHERITED" }))
         .structuredContent,
-    ).toMatchObject({ value: null });
+    ).toMatchObject({ value: "inherited" });
     delete process.env.MCP_CLIENT_TEST_INHERITED;
   });
 
