@@ -93,6 +93,8 @@ export class StdioWire extends MessageWire {
       if (typeof onStderr === "function") onStderr(chunk);
     });
     this.readLines();
+    // A child that dies mid-write breaks the pipe: fail the requests instead of crashing.
+    child.stdin?.on("error", (error) => this.fail(error));
     this.exited = new Promise((resolve) => {
       child.once("error", (error) => {
         this.fail(error);
