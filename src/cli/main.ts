@@ -113,7 +113,11 @@ main(process.argv.slice(2)).then(
     process.exitCode = code;
   },
   (error: unknown) => {
-    console.error(`error: ${(error as Error)?.message ?? String(error)}`);
+    // fetch hides the reason (refused, DNS, TLS) in its cause.
+    const cause = (error as { cause?: { message?: string } })?.cause?.message;
+    console.error(
+      `error: ${(error as Error)?.message ?? String(error)}${cause ? ` (${cause})` : ""}`,
+    );
     process.exitCode = 1;
   },
 );
