@@ -21,6 +21,7 @@ import {
   streamChannel,
 } from "./legacy-session.js";
 import { errorResponse, methodNotAllowed } from "./responses.js";
+import { SessionCache } from "./session-cache.js";
 import { SSE_HEADERS, SseStream } from "./sse.js";
 import type { McpHttpRequest, McpHttpResponse } from "./types.js";
 
@@ -96,6 +97,7 @@ export class LegacyEra {
   readonly #processId = crypto.randomUUID();
   readonly #sweeper: ReturnType<typeof setInterval>;
   readonly #handoffs: Promise<() => Promise<void>>;
+  readonly #cache: SessionCache;
   #closing = false;
 
   constructor(core: HandlerCore, store: McpStore, options: LegacyOptions) {
@@ -109,6 +111,12 @@ export class LegacyEra {
       sweepIntervalMs: options.sweepIntervalMs ?? 60_000,
     };
     this.#sweeper = setInterval(() => void this.#sweep(), this.#options.sweepIntervalMs);
+    this.#cache = new SessionCache(
+      store.sessions,
+      store.bus,
+      Math.min(this.#options.maxSessions, 10_000),
+      (error) => core.reportError(error),
+    );
     this.#handoffs = store.bus.subscribe(HANDOFF_CHANNEL, (message) => {
       this.#adopt(message as Handoff).catch((error: unknown) => core.reportError(error));
     });
@@ -332,6 +340,7 @@ export class LegacyEra {
     const record = await this.#session(sessionId, principal);
     if (!record || !(await this.#stored(this.#store.sessions.delete(sessionId))))
       return sessionError(404, "Session not found");
+    await this.#cache.changed(sessionId).catch((error: unknown) => this.#core.reportError(error));
     this.#drop(sessionId, "Session deleted");
     void this.#publish(sessionId, { t: "end" });
     return { status: 200, headers: {}, body: null };
@@ -351,6 +360,7 @@ export class LegacyEra {
     for (const sessionId of [...this.#runtimes.keys()])
       this.#drop(sessionId, "Server is shutting down");
     await (await this.#handoffs.catch(() => async () => {}))();
+    await this.#cache.close();
   }
 
   /** Offers a runtime's GET stream to the other processes; resolves once one took it. */
@@ -393,9 +403,15 @@ export class LegacyEra {
     await this.#publish(record.id, { t: "take", stream: standalone.id, by: this.#processId });
   }
 
+  /** Tells every process (this one too) to read a changed session record again. */
+  async #announce(sessionId: string): Promise<void> {
+    if (this.#options.stateless) return;
+    await this.#stored(this.#cache.changed(sessionId));
+  }
+
   /** The session a request names, when it belongs to the request's principal. */
   async #session(sessionId: string, principal: string): Promise<SessionRecord | undefined> {
-    const record = await this.#stored(this.#store.sessions.get(sessionId));
+    const record = await this.#stored(this.#cache.get(sessionId));
     // Another principal presenting the id gets the same answer as an unknown session (§5).
     if (record?.principal !== principal) return undefined;
     return record;
@@ -483,7 +499,10 @@ export class LegacyEra {
         createdAt: Date.now(),
       };
       if (isObject(params.clientInfo)) record.clientInfo = params.clientInfo;
-      await this.#stored(this.#store.sessions.create(record, this.#options.maxSessions));
+      const evicted = await this.#stored(
+        this.#store.sessions.create(record, this.#options.maxSessions),
+      );
+      if (evicted.length > 0) await this.#stored(this.#cache.changed(...evicted));
       headers["mcp-session-id"] = record.id;
     }
     this.#core.observe({
@@ -530,6 +549,7 @@ export class LegacyEra {
       record.logLevel = params.level;
       if (!this.#options.stateless)
         await this.#stored(this.#store.sessions.update(record.id, { logLevel: params.level }));
+      await this.#announce(record.id);
       return ok();
     }
     if (typeof params.uri !== "string")
@@ -546,6 +566,7 @@ export class LegacyEra {
       if (runtime) runtime.subscriptions = subscriptions;
       // The process holding the GET stream may be another one: tell it before acknowledging.
       await this.#publish(record.id, { t: "subs", uris: record.subscriptions });
+      await this.#announce(record.id);
     }
     return ok();
   }

@@ -15,14 +15,18 @@ export function memorySessions(idleMs: number): SessionStore & { sweep(): void }
     }
   };
   return {
+    idleMs,
     sweep,
     async create(record, maxSessions) {
       sweep();
+      const evicted: string[] = [];
       for (const id of sessions.keys()) {
         if (sessions.size < maxSessions) break;
         sessions.delete(id);
+        evicted.push(id);
       }
       sessions.set(record.id, { record, seen: Date.now() });
+      return evicted;
     },
     async get(id) {
       const entry = sessions.get(id);

@@ -55,6 +55,7 @@ export function redisBus(options: RedisBusOptions): EventBus & { close(): Promis
   /** Channels whose UNSUBSCRIBE failed (Redis was down): ioredis resubscribes them on reconnect. */
   const orphans = new Set<string>();
   let subscriber: RedisClient | undefined;
+  let epoch = 0;
   let closed = false;
 
   const unsubscribe = async (name: string) => {
@@ -91,6 +92,8 @@ export function redisBus(options: RedisBusOptions): EventBus & { close(): Promis
     if (!subscriber) {
       subscriber = options.subscriber();
       subscriber.on("message", deliver);
+      // Every (re)connection starts a new epoch: messages published meanwhile were lost.
+      subscriber.on("ready", () => epoch++);
     }
     return subscriber;
   };
@@ -113,6 +116,8 @@ export function redisBus(options: RedisBusOptions): EventBus & { close(): Promis
   };
 
   return {
+    epoch: () => (publisher.status === "ready" && subscriber?.status === "ready" ? epoch : -1),
+
     async publish(channel, message) {
       return publisher.publish(prefix + channel, JSON.stringify(message) ?? "null");
     },

@@ -80,6 +80,7 @@ function labelled<T>(operation: string, run: () => Promise<T>): Promise<T> {
 
 function redisSessions(redis: RedisClient, keys: Keys, idleMs: number): SessionStore {
   return {
+    idleMs,
     create: (record, maxSessions) =>
       labelled("sessions.create", async () => {
         const key = keys.session(record.id);
@@ -93,8 +94,9 @@ function redisSessions(redis: RedisClient, keys: Keys, idleMs: number): SessionS
           admitSession(redis, [keys.sessionIndex], [record.id, maxSessions, idleMs]),
           exec(redis.multi().del(key).hset(key, fields).pexpire(key, idleMs)),
         ]);
-        if (isStringArray(evicted))
-          await Promise.all(evicted.map((id) => redis.del(keys.session(id))));
+        if (!isStringArray(evicted)) return [];
+        await Promise.all(evicted.map((id) => redis.del(keys.session(id))));
+        return evicted;
       }),
 
     get: (id) =>
@@ -228,6 +230,7 @@ export function redisStore(options: RedisStoreOptions): McpStore {
       publish: (channel, message) => labelled("bus.publish", () => bus.publish(channel, message)),
       subscribe: (channel, listener) =>
         labelled("bus.subscribe", () => bus.subscribe(channel, listener)),
+      epoch: bus.epoch,
     },
     sessions: redisSessions(redis, keys, idleMs),
     events: redisEventLog(redis, keys, maxEvents, idleMs),

@@ -17,8 +17,13 @@ export interface SessionRecord {
 
 /** Legacy session records, with idle expiry. */
 export interface SessionStore {
-  /** Stores a new session; when `maxSessions` are live, the longest idle ones are evicted. */
-  create(record: SessionRecord, maxSessions: number): Promise<void>;
+  /** Idle time after which a session expires, in milliseconds. */
+  readonly idleMs: number;
+  /**
+   * Stores a new session; when `maxSessions` are live, the longest idle ones are evicted.
+   * Resolves to the ids of the evicted sessions.
+   */
+  create(record: SessionRecord, maxSessions: number): Promise<string[]>;
   /** The live session, its idle clock reset; undefined when unknown, expired or deleted. */
   get(id: string): Promise<SessionRecord | undefined>;
   /** Changes the mutable fields of a live session. */
@@ -63,6 +68,12 @@ export interface EventBus {
   publish(channel: string, message: BusMessage): Promise<number>;
   /** Subscribes; resolves once the subscription is live, to the function that ends it. */
   subscribe(channel: string, listener: (message: BusMessage) => void): Promise<() => Promise<void>>;
+  /**
+   * For a bus shared between processes: a number that changes whenever messages may have been
+   * missed (each reconnection), and -1 while disconnected. State cached on the strength of the
+   * bus is trusted only within one epoch. Absent for an in-process bus, which misses nothing.
+   */
+  epoch?(): number;
 }
 
 /** The states of a task (tasks extension); the last three are terminal. */

@@ -297,7 +297,7 @@ export function describeStoreContract(name: string, makeStore: () => Promise<Sto
         }
         expect(await peer.sessions.get(a!.id)).toBeDefined(); // now b is the longest idle
         await sleep(5);
-        await peer.sessions.create(d!, 3);
+        expect(await peer.sessions.create(d!, 3)).toEqual([b!.id]);
         expect(await store.sessions.get(b!.id)).toBeUndefined();
         for (const live of [a, c, d]) expect(await store.sessions.get(live!.id)).toBeDefined();
       });

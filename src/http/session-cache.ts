@@ -1,0 +1,70 @@
+import type { EventBus, SessionRecord, SessionStore } from "../store/types.js";
+
+/** The bus channel on which processes say that a session record changed or ended. */
+const CHANNEL = "legacy:sessions";
+/** Longest time a record is served from memory; a quarter of the idle timeout when shorter. */
+const MAX_FRESH_MS = 5_000;
+
+/**
+ * Session records of recent requests, kept in this process when the store is shared (Redis), so
+ * that a request on a warm session costs no store round trip. Any change (log level,
+ * subscriptions, delete, eviction) is announced on the bus and drops the entry everywhere;
+ * entries also go stale after a short time, and the next request then reads the store, which
+ * resets the session's idle clock (so idle order in the store is kept to within that time).
+ */
+export class SessionCache {
+  readonly #store: SessionStore;
+  readonly #bus: EventBus;
+  readonly #entries = new Map<string, { record: SessionRecord; fetched: number; epoch: number }>();
+  readonly #freshMs: number;
+  readonly #max: number;
+  readonly #unsubscribe: Promise<() => Promise<void>>;
+  #listening = false;
+
+  constructor(store: SessionStore, bus: EventBus, max: number, onError: (error: unknown) => void) {
+    this.#store = store;
+    this.#bus = bus;
+    this.#max = max;
+    this.#freshMs = Math.min(MAX_FRESH_MS, store.idleMs / 4);
+    this.#unsubscribe = bus.subscribe(CHANNEL, (id) => this.#entries.delete(id as string));
+    this.#unsubscribe.then(
+      () => {
+        this.#listening = true;
+      },
+      (error: unknown) => onError(error),
+    );
+  }
+
+  /** The session, from memory when fresh, else from the store (undefined when gone). */
+  async get(id: string): Promise<SessionRecord | undefined> {
+    // An in-process bus means an in-process store: reading it costs no round trip.
+    if (!this.#bus.epoch) return this.#store.get(id);
+    const entry = this.#entries.get(id);
+    const now = performance.now();
+    // Another process's change is heard only through the bus: trust entries of this epoch only.
+    const epoch = this.#listening ? this.#bus.epoch() : -1;
+    if (entry && epoch >= 0 && entry.epoch === epoch && now - entry.fetched < this.#freshMs)
+      return entry.record;
+    const record = await this.#store.get(id);
+    this.#entries.delete(id);
+    if (!record) return undefined;
+    if (epoch >= 0) this.#entries.set(id, { record, fetched: now, epoch });
+    // Map order is insertion order: the first entries are the least recently fetched.
+    if (this.#entries.size > this.#max) this.#entries.delete(this.#entries.keys().next().value!);
+    return record;
+  }
+
+  /** Announces that sessions changed or ended, so every process reads them again. */
+  async changed(...ids: string[]): Promise<void> {
+    for (const id of ids) {
+      this.#entries.delete(id);
+      await this.#bus.publish(CHANNEL, id);
+    }
+  }
+
+  /** Stops listening for changes. */
+  async close(): Promise<void> {
+    this.#entries.clear();
+    await (await this.#unsubscribe.catch(() => async () => {}))();
+  }
+}
