@@ -34,6 +34,8 @@ export class McpClient {
   readonly #cache: ResultCache | undefined;
   readonly #slot: CacheSlot;
   readonly #listeners = new Set<(notification: Notification) => void>();
+  /** The Tool made of each definition listed (null: excluded). */
+  readonly #tools = new WeakMap<ToolDefinition, Tool | null>();
   /** Open `listen()` iterators, ended with the client. */
   readonly #subscriptions = new Set<Subscription>();
   /** The `x-mcp-header` parameters of each tool last listed, by server name. */
@@ -132,24 +134,33 @@ export class McpClient {
     const definitions = (await this.#list("tools/list", "tools", options)) as ToolDefinition[];
     const tools: Tool[] = [];
     for (const definition of definitions) {
-      if (this.#session.wire.kind === "http" && this.era === "modern") {
-        try {
-          this.#headerParams.set(definition.name, findHeaderParams(definition.inputSchema ?? {}));
-        } catch (error) {
-          this.#warn(`Tool ${definition.name} excluded: ${(error as Error).message}`);
-          continue;
-        }
+      // A cached listing hands back the same definitions: their Tools (and compiled schemas)
+      // are reused, and an excluded tool is warned about once.
+      let tool = this.#tools.get(definition);
+      if (tool === undefined) {
+        tool = this.#toTool(definition);
+        this.#tools.set(definition, tool);
       }
-      tools.push(
-        new Tool(
-          definition,
-          this.#options,
-          (tool, args, callOptions) => this.callTool(tool.serverName, args, callOptions),
-          (message) => this.#warn(message),
-        ),
-      );
+      if (tool) tools.push(tool);
     }
     return tools;
+  }
+
+  #toTool(definition: ToolDefinition): Tool | null {
+    if (this.#session.wire.kind === "http" && this.era === "modern") {
+      try {
+        this.#headerParams.set(definition.name, findHeaderParams(definition.inputSchema ?? {}));
+      } catch (error) {
+        this.#warn(`Tool ${definition.name} excluded: ${(error as Error).message}`);
+        return null;
+      }
+    }
+    return new Tool(
+      definition,
+      this.#options,
+      (tool, args, callOptions) => this.callTool(tool.serverName, args, callOptions),
+      (message) => this.#warn(message),
+    );
   }
 
   /** One tool by the name a model calls (with prefix) or its server name. */

@@ -56,6 +56,8 @@ describe.each(["fetch", "node"] as const)("McpClient, modern era, through %s", (
     expect(json).toMatchObject({ readOnly: false, destructive: true, requiresApproval: false });
     expect(tools.find((tool) => tool.serverName === "confirm")!.requiresApproval).toBe(true);
     expect((await client.tool("fx_typed"))?.outputSchema).toBeDefined();
+    // The listing is cached (ttlMs), and so are its Tool objects.
+    expect((await client.tools())[0]).toBe(tools[0]);
     await client.close();
   });
 
