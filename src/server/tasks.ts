@@ -470,7 +470,9 @@ export class TaskRunner {
       next.version = current.version + 1;
       next.lastUpdatedAt = Math.max(Date.now(), current.lastUpdatedAt);
       if (await this.#store.replace(next, current.version)) {
-        if (announce && next.status !== current.status)
+        const inputsChanged =
+          Object.keys(next.inputRequests).join() !== Object.keys(current.inputRequests).join();
+        if (announce && (next.status !== current.status || inputsChanged))
           this.#hooks.publish({
             kind: "task",
             taskId: id,
