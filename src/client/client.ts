@@ -1,5 +1,6 @@
 import { ErrorCode, isMcpError } from "../protocol/errors.js";
 import { isObject, type JsonObject } from "../protocol/messages.js";
+import type { LogLevel } from "../protocol/versions.js";
 import { type CacheSlot, hintsOf, ResultCache } from "./cache.js";
 import { type EraOptions, endpointKey, openSession, rememberedEras } from "./connect.js";
 import { findHeaderParams, type HeaderParam, headerParamValues } from "./header-params.js";
@@ -320,6 +321,19 @@ export class McpClient {
   #timeout(options: RequestOptions): IdleTimeout | undefined {
     const timeoutMs = options.timeoutMs ?? this.#options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
     return timeoutMs > 0 ? new IdleTimeout(timeoutMs) : undefined;
+  }
+
+  /** Asks for the server's log messages at `level` and above from now on (see `onLog`). */
+  setLogLevel(level: LogLevel | undefined): Promise<void> {
+    return this.#session.setLogLevel(level);
+  }
+
+  /**
+   * Tells a legacy server that the roots `onInput.roots` returns have changed, so it asks
+   * again; modern servers ask on every request that needs them, so there is nothing to send.
+   */
+  rootsChanged(): Promise<void> {
+    return this.#session.rootsChanged();
   }
 
   /** Ends the session (DELETE on legacy HTTP) and the transport (the child process on stdio). */

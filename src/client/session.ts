@@ -118,6 +118,14 @@ export abstract class Session {
     return this.server;
   }
 
+  /** Asks for log messages at `level` and above from now on; undefined for none. */
+  async setLogLevel(level: LogLevel | undefined): Promise<void> {
+    this.config.logLevel = level;
+  }
+
+  /** Tells the server the client's roots changed (legacy only: modern servers ask each time). */
+  async rootsChanged(): Promise<void> {}
+
   /** Ends the session and the wire. */
   close(): Promise<void> {
     return this.wire.close();
@@ -270,6 +278,19 @@ export class LegacySession extends Session {
     this.wire.openStream?.();
   }
 
+  /** The session's level is set with `logging/setLevel` (when the server logs). */
+  override async setLogLevel(level: LogLevel | undefined): Promise<void> {
+    this.config.logLevel = level;
+    if (level && this.server.capabilities.logging !== undefined) {
+      await this.request("logging/setLevel", { level });
+    }
+  }
+
+  /** `notifications/roots/list_changed`, when the client declared roots. */
+  override async rootsChanged(): Promise<void> {
+    if (this.config.capabilities.roots) await this.notify("notifications/roots/list_changed");
+  }
+
   /** A request; an expired session (404) is opened again once and the request retried. */
   override async request(
     method: string,
@@ -287,7 +308,7 @@ export class LegacySession extends Session {
   }
 }
 
-/** Legacy capabilities: roots gain `listChanged: false`, the rest carry over. */
+/** Legacy capabilities: roots gain `listChanged` (see `rootsChanged`), the rest carry over. */
 function legacyCapabilities(capabilities: JsonObject): JsonObject {
-  return capabilities.roots ? { ...capabilities, roots: { listChanged: false } } : capabilities;
+  return capabilities.roots ? { ...capabilities, roots: { listChanged: true } } : capabilities;
 }

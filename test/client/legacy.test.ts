@@ -63,6 +63,20 @@ describe("McpClient, legacy era, against our server", () => {
     await client.close();
   });
 
+  it("should change the session's log level, and tell the server its roots changed", async () => {
+    const logs: { level: string }[] = [];
+    const client = await connect({ onLog: (m) => logs.push(m) });
+    await client.setLogLevel("warning");
+    await client.callTool("steps");
+    expect(logs.map((m) => m.level)).toEqual(["warning"]);
+    logs.length = 0;
+    await client.setLogLevel("debug");
+    await client.callTool("steps");
+    expect(logs.map((m) => m.level)).toEqual(["debug", "warning"]);
+    await client.rootsChanged();
+    await client.close();
+  });
+
   it("should cancel with notifications/cancelled when the signal aborts", async () => {
     const client = await connect();
     await expect(callAndAbortOnProgress(client, "slow", "stop")).rejects.toThrow("stop");

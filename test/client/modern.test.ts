@@ -197,6 +197,13 @@ describe.each(["fetch", "node"] as const)("McpClient, modern era, through %s", (
       { progress: 2, total: 2, message: "done" },
     ]);
     expect(logs).toEqual([expect.objectContaining({ level: "warning", data: "careful" })]);
+    await client.setLogLevel("debug");
+    await client.callTool("steps");
+    expect(logs.slice(1)).toEqual([
+      expect.objectContaining({ level: "debug" }),
+      expect.objectContaining({ level: "warning" }),
+    ]);
+    await client.rootsChanged(); // nothing to send in this era
     await client.close();
   });
 
