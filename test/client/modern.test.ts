@@ -303,14 +303,15 @@ describe("McpClient timeouts count silence", () => {
   it("should let a tool that keeps reporting progress run past timeoutMs", async () => {
     const server = createFixtureServer();
     server.tool({ name: "ticking" }, async (_args, ctx) => {
-      for (let i = 1; i <= 6; i++) {
-        await new Promise((resolve) => setTimeout(resolve, 40));
-        await ctx.progress(i, 6);
+      for (let i = 1; i <= 10; i++) {
+        await new Promise((resolve) => setTimeout(resolve, 60));
+        await ctx.progress(i, 10);
       }
       return "done ticking";
     });
     const ours = await startOurServer("node", { server });
-    const client = await McpClient.connect(ours.url, { ...ours.reach, timeoutMs: 150 });
+    // 600 ms of work, never more than 60 ms without progress, against a 300 ms timeout.
+    const client = await McpClient.connect(ours.url, { ...ours.reach, timeoutMs: 300 });
     const result = await client.callTool("ticking", {}, { onProgress: () => {} });
     expect(result.content).toEqual([{ type: "text", text: "done ticking" }]);
     // Without a progress token the server stays silent, and the count runs out.
