@@ -5,7 +5,7 @@ import { type CacheSlot, hintsOf, ResultCache } from "./cache.js";
 import { type EraOptions, endpointKey, openSession, rememberedEras } from "./connect.js";
 import { findHeaderParams, type HeaderParam, headerParamValues } from "./header-params.js";
 import { HttpWire } from "./http-wire.js";
-import { answerInput, capabilitiesFor, withInput } from "./input.js";
+import { answerInput, capabilitiesFor, inputContextOf, withInput } from "./input.js";
 import { listenLegacy, listenModern, type Subscription } from "./listen.js";
 import type { Listed, McpClientOptions } from "./options.js";
 import { listAll } from "./pages.js";
@@ -83,8 +83,8 @@ export class McpClient {
     wire.handlers = {
       notification: (notification) =>
         client ? client.deliver(notification) : early.push(notification),
-      request: (method, params) =>
-        answerInput(handlers, method, params, { signal: new AbortController().signal }),
+      request: (method, params, origin) =>
+        answerInput(handlers, method, params, inputContextOf(origin)),
     };
     const era: EraOptions = {
       era: options.era ?? "auto",

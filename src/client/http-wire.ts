@@ -15,6 +15,7 @@ import {
   answerRequest,
   type JsonRpcResponse,
   NO_HANDLERS,
+  type RequestOrigin,
   type Wire,
   type WireHandlers,
   type WireRequestOptions,
@@ -106,7 +107,7 @@ export class HttpWire implements Wire {
     if (!response.ok) return errorOf(response, message.id);
     const type = response.headers.get("content-type") ?? "";
     if (type.startsWith("text/event-stream") && response.body) {
-      return this.readStream(response.body, message.id, options);
+      return this.readStream(response.body, message, options);
     }
     const body = parse(await response.text());
     // A fetch that ignores its signal (an in-process handler) still ends the call.
@@ -121,14 +122,15 @@ export class HttpWire implements Wire {
    */
   private async readStream(
     body: ReadableStream<Uint8Array>,
-    id: RequestId,
+    request: JsonRpcRequest,
     options: WireRequestOptions,
   ): Promise<JsonRpcResponse> {
+    const origin: RequestOrigin = { request, signal: options.signal };
     const cursor: StreamCursor = {};
     let attempts = 0;
     let stream: ReadableStream<Uint8Array> | null = body;
     while (stream) {
-      const response = await this.drain(stream, cursor, options.onNotification, options.signal, id);
+      const response = await this.drain(stream, cursor, options.onNotification, origin);
       if (response) return response;
       options.signal?.throwIfAborted();
       // Only legacy streams resume; modern ones never do (spec: streamable-http).
@@ -137,17 +139,23 @@ export class HttpWire implements Wire {
       await sleep(cursor.retryMs ?? this.options.reconnectDelayMs ?? 1000, options.signal);
       stream = await this.resume(cursor.lastEventId, options.signal);
     }
-    throw new Error(`The response stream of request ${String(id)} ended without a response`);
+    throw new Error(
+      `The response stream of request ${String(request.id)} ended without a response`,
+    );
   }
 
-  /** Dispatches the messages of one SSE stream; returns the response to `id` if it came. */
+  /**
+   * Dispatches the messages of one SSE stream; returns the response to the origin request if
+   * it came. Server requests on it are answered as the origin's (legacy era).
+   */
   private async drain(
     stream: ReadableStream<Uint8Array>,
     cursor: StreamCursor,
     onNotification: ((notification: JsonRpcNotification) => void) | undefined,
-    signal: AbortSignal | undefined,
-    id?: RequestId,
+    origin: RequestOrigin | { request?: undefined; signal: AbortSignal },
   ): Promise<JsonRpcResponse | undefined> {
+    const { signal } = origin;
+    const id = origin.request?.id;
     try {
       for await (const event of readEvents(stream, (ms) => (cursor.retryMs = ms), signal)) {
         if (event.id !== undefined) cursor.lastEventId = event.id;
@@ -157,7 +165,7 @@ export class HttpWire implements Wire {
         if (isResponse(message)) {
           if (id !== undefined && message.id === id) return message;
         } else if (isRequest(message)) {
-          void this.answer(message);
+          void this.answer(message, origin.request ? (origin as RequestOrigin) : undefined);
         } else if (isNotification(message)) {
           (onNotification ?? this.handlers.notification)(message);
         }
@@ -182,8 +190,8 @@ export class HttpWire implements Wire {
   }
 
   /** Answers a server request met on a stream with a POST of the response. */
-  private async answer(request: JsonRpcRequest): Promise<void> {
-    const reply = await answerRequest(this.handlers, request);
+  private async answer(request: JsonRpcRequest, origin?: RequestOrigin): Promise<void> {
+    const reply = await answerRequest(this.handlers, request, origin);
     try {
       const response = await this.post(reply, undefined, undefined);
       await response.body?.cancel();
@@ -230,7 +238,7 @@ export class HttpWire implements Wire {
       if (response && (response.status === 405 || response.status === 404)) return;
       if (response?.ok && response.body) {
         const before = cursor.lastEventId;
-        await this.drain(response.body, cursor, undefined, signal).catch(() => {});
+        await this.drain(response.body, cursor, undefined, { signal }).catch(() => {});
         failures = cursor.lastEventId === before ? failures + 1 : 0;
       } else {
         await response?.body?.cancel();

@@ -2,6 +2,7 @@ import { ErrorCode, McpError } from "../protocol/errors.js";
 import { isObject, type JsonObject } from "../protocol/messages.js";
 import { type InputRequest, InputRequiredError } from "./errors.js";
 import type { InputContext, InputHandlers } from "./types.js";
+import type { RequestOrigin } from "./wire.js";
 
 /** Methods MRTR may carry, by the callback answering each (spec: patterns/mrtr). */
 const CALLBACKS = {
@@ -23,6 +24,20 @@ export function capabilitiesFor(handlers: InputHandlers): JsonObject {
 export function canAnswer(handlers: InputHandlers, method: string): boolean {
   const callback = CALLBACKS[method as keyof typeof CALLBACKS];
   return callback !== undefined && handlers[callback] !== undefined;
+}
+
+/**
+ * The context of a legacy server request: the client request it came with, when known (it
+ * arrived on that request's stream), whose signal also ends the wait for an answer.
+ */
+export function inputContextOf(origin: RequestOrigin | undefined): InputContext {
+  const context: InputContext = { signal: origin?.signal ?? new AbortController().signal };
+  if (!origin) return context;
+  context.method = origin.request.method;
+  const params = origin.request.params ?? {};
+  const name = params.name ?? params.uri;
+  if (typeof name === "string") context.name = name;
+  return context;
 }
 
 /** Answers one input request or server request through the matching callback. */

@@ -27,11 +27,21 @@ export interface WireRequestOptions {
   onNotification?: (notification: Notification) => void;
 }
 
+/** The client request a server request came with (it arrived on that request's stream). */
+export interface RequestOrigin {
+  request: JsonRpcRequest;
+  signal?: AbortSignal | undefined;
+}
+
 /** What a wire hands up: notifications no request owns, and requests from the server. */
 export interface WireHandlers {
   notification(notification: Notification): void;
   /** Answers a server request (legacy era); throws an McpError to answer with an error. */
-  request(method: string, params: JsonObject | undefined): Promise<JsonObject>;
+  request(
+    method: string,
+    params: JsonObject | undefined,
+    origin?: RequestOrigin,
+  ): Promise<JsonObject>;
 }
 
 /** Moves JSON-RPC messages between the client and one server: HTTP, stdio or HTTP+SSE. */
@@ -62,9 +72,10 @@ export const NO_HANDLERS: WireHandlers = {
 export async function answerRequest(
   handlers: WireHandlers,
   request: JsonRpcRequest,
+  origin?: RequestOrigin,
 ): Promise<JsonRpcResponse> {
   try {
-    const result = await handlers.request(request.method, request.params);
+    const result = await handlers.request(request.method, request.params, origin);
     return { jsonrpc: "2.0", id: request.id, result };
   } catch (error) {
     const known = isMcpError(error)

@@ -53,6 +53,21 @@ describe("McpClient, legacy era, against our server", () => {
     await client.close();
   });
 
+  it("should tell the callback which request a server request came with", async () => {
+    const contexts: unknown[] = [];
+    const client = await connect({
+      onInput: {
+        elicitation: (_params, context) => {
+          contexts.push({ method: context.method, name: context.name });
+          return { action: "decline" };
+        },
+      },
+    });
+    await client.callTool("confirm", { item: "a" });
+    expect(contexts).toEqual([{ method: "tools/call", name: "confirm" }]);
+    await client.close();
+  });
+
   it("should route progress and log messages, with logging/setLevel for the session", async () => {
     const logs: unknown[] = [];
     const client = await connect({ logLevel: "warning", onLog: (m) => logs.push(m) });
