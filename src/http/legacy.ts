@@ -212,7 +212,12 @@ export class LegacyEra {
       };
     } else {
       if (sessionId === null) return sessionError(400, "Mcp-Session-Id header is required", id);
-      record = await this.#session(sessionId, principalKey(auth));
+      // Only requests make a session warm: notifications and replies read it without caching.
+      record = await this.#session(
+        sessionId,
+        principalKey(auth),
+        isRequest(message as unknown as JsonObject),
+      );
       if (!record) return sessionError(404, "Session not found", id);
     }
     if (isResponse(message as unknown as JsonObject)) {
@@ -410,8 +415,12 @@ export class LegacyEra {
   }
 
   /** The session a request names, when it belongs to the request's principal. */
-  async #session(sessionId: string, principal: string): Promise<SessionRecord | undefined> {
-    const record = await this.#stored(this.#cache.get(sessionId));
+  async #session(
+    sessionId: string,
+    principal: string,
+    keep = true,
+  ): Promise<SessionRecord | undefined> {
+    const record = await this.#stored(this.#cache.get(sessionId, keep));
     // Another principal presenting the id gets the same answer as an unknown session (§5).
     if (record?.principal !== principal) return undefined;
     return record;

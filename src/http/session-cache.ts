@@ -19,6 +19,7 @@ export class SessionCache {
   readonly #freshMs: number;
   readonly #max: number;
   readonly #unsubscribe: Promise<() => Promise<void>>;
+  readonly #sweeper: ReturnType<typeof setInterval>;
   #listening = false;
 
   constructor(store: SessionStore, bus: EventBus, max: number, onError: (error: unknown) => void) {
@@ -26,6 +27,8 @@ export class SessionCache {
     this.#bus = bus;
     this.#max = max;
     this.#freshMs = Math.min(MAX_FRESH_MS, store.idleMs / 4);
+    this.#sweeper = setInterval(() => this.#forgetStale(performance.now()), this.#freshMs);
+    (this.#sweeper as { unref?: () => void }).unref?.();
     this.#unsubscribe = bus.subscribe(CHANNEL, (id) => this.#entries.delete(id as string));
     this.#unsubscribe.then(
       () => {
@@ -35,12 +38,16 @@ export class SessionCache {
     );
   }
 
-  /** The session, from memory when fresh, else from the store (undefined when gone). */
-  async get(id: string): Promise<SessionRecord | undefined> {
+  /**
+   * The session, from memory when fresh, else from the store (undefined when gone). `keep`
+   * false reads without caching: a notification alone does not make a session warm.
+   */
+  async get(id: string, keep = true): Promise<SessionRecord | undefined> {
     // An in-process bus means an in-process store: reading it costs no round trip.
     if (!this.#bus.epoch) return this.#store.get(id);
-    const entry = this.#entries.get(id);
     const now = performance.now();
+    this.#forgetStale(now);
+    const entry = this.#entries.get(id);
     // Another process's change is heard only through the bus: trust entries of this epoch only.
     const epoch = this.#listening ? this.#bus.epoch() : -1;
     if (entry && epoch >= 0 && entry.epoch === epoch && now - entry.fetched < this.#freshMs)
@@ -48,10 +55,18 @@ export class SessionCache {
     const record = await this.#store.get(id);
     this.#entries.delete(id);
     if (!record) return undefined;
-    if (epoch >= 0) this.#entries.set(id, { record, fetched: now, epoch });
+    if (keep && epoch >= 0) this.#entries.set(id, { record, fetched: now, epoch });
     // Map order is insertion order: the first entries are the least recently fetched.
     if (this.#entries.size > this.#max) this.#entries.delete(this.#entries.keys().next().value!);
     return record;
+  }
+
+  /** Drops entries past their time, oldest first, so idle sessions cost no memory here. */
+  #forgetStale(now: number): void {
+    for (const [id, entry] of this.#entries) {
+      if (now - entry.fetched < this.#freshMs) break;
+      this.#entries.delete(id);
+    }
   }
 
   /** Announces that sessions changed or ended, so every process reads them again. */
@@ -64,6 +79,7 @@ export class SessionCache {
 
   /** Stops listening for changes. */
   async close(): Promise<void> {
+    clearInterval(this.#sweeper);
     this.#entries.clear();
     await (await this.#unsubscribe.catch(() => async () => {}))();
   }
