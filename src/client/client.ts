@@ -189,14 +189,14 @@ export class McpClient {
     };
     let result: JsonObject;
     try {
-      result = await this.send("tools/call", { name, arguments: args }, mirrored());
+      result = await this.request("tools/call", { name, arguments: args }, mirrored());
     } catch (error) {
       // The tool's schema changed since it was listed: list again and retry once
       // (spec: streamable-http, custom headers, client behavior).
       if (!(isMcpError(error) && error.code === ErrorCode.HeaderMismatch)) throw error;
       if (options.headers || !this.#headerParams.has(name)) throw error;
       await this.tools({ ...options, fresh: true });
-      result = await this.send("tools/call", { name, arguments: args }, mirrored());
+      result = await this.request("tools/call", { name, arguments: args }, mirrored());
     }
     return {
       ...result,
@@ -215,7 +215,7 @@ export class McpClient {
     args: Record<string, string> = {},
     options: RequestOptions = {},
   ): Promise<JsonObject> {
-    return this.send("prompts/get", { name, arguments: args }, options);
+    return this.request("prompts/get", { name, arguments: args }, options);
   }
 
   /** Every resource the server lists. */
@@ -235,7 +235,7 @@ export class McpClient {
     const key = `resources/read ${uri}`;
     const cached = this.#cached(key, options);
     if (cached) return cached as JsonObject;
-    const result = await this.send("resources/read", { uri }, options);
+    const result = await this.request("resources/read", { uri }, options);
     this.#cache?.set(this.#slot, key, result, hintsOf(result));
     return result;
   }
@@ -249,7 +249,7 @@ export class McpClient {
   ): Promise<{ values: string[]; total?: number; hasMore?: boolean }> {
     const params: JsonObject = { ref, argument };
     if (context) params.context = context;
-    const result = await this.send("completion/complete", params, options);
+    const result = await this.request("completion/complete", params, options);
     return (isObject(result.completion) ? result.completion : { values: [] }) as {
       values: string[];
     };
@@ -283,7 +283,7 @@ export class McpClient {
    * Sends any request: `_meta` and headers as the era wants, input rounds answered for the
    * methods that may ask, the per-round timeout applied, progress and logs routed.
    */
-  async send(
+  async request(
     method: string,
     params: JsonObject = {},
     options: RequestOptions & { headers?: Record<string, string> } = {},
@@ -384,7 +384,10 @@ export class McpClient {
   async #list(method: string, field: string, options: RequestOptions): Promise<JsonObject[]> {
     const cached = this.#cached(method, options);
     if (cached) return cached as JsonObject[];
-    const { items, hints } = await listAll((params) => this.send(method, params, options), field);
+    const { items, hints } = await listAll(
+      (params) => this.request(method, params, options),
+      field,
+    );
     this.#cache?.set(this.#slot, method, items, hints);
     return items;
   }

@@ -320,3 +320,14 @@ describe("McpClient timeouts count silence", () => {
     await ours.close();
   });
 });
+
+describe("McpClient.request, for methods without a helper", () => {
+  it("should send any request with the era's _meta and headers", async () => {
+    const ours = await startOurServer("fetch");
+    const client = await McpClient.connect(ours.url, { ...ours.reach });
+    expect(await client.request("fixture/echo", { value: 7 })).toMatchObject({ echoed: 7 });
+    await expect(client.request("no/such/method")).rejects.toMatchObject({ code: -32601 });
+    await client.close();
+    await ours.close();
+  });
+});
