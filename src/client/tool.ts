@@ -84,7 +84,10 @@ export class Tool {
     this.name = `${policy.prefix ?? ""}${definition.name}`;
     this.title = definition.title ?? annotations.title;
     this.description = definition.description;
-    this.inputSchema = definition.inputSchema;
+    // Some servers list tools without one; model APIs need an object schema all the same.
+    this.inputSchema = isObject(definition.inputSchema)
+      ? definition.inputSchema
+      : { type: "object", properties: {} };
     this.outputSchema = definition.outputSchema;
     this.annotations = annotations;
     this.readOnly = annotations.readOnlyHint === true;

@@ -7,7 +7,12 @@ import {
 } from "@modelcontextprotocol/server";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import * as z from "zod";
-import { McpClient, type McpClientOptions, type Notification } from "../../src/client/index.js";
+import {
+  McpClient,
+  type McpClientOptions,
+  type Notification,
+  toAnthropicTool,
+} from "../../src/client/index.js";
 
 const URL_ = "http://127.0.0.1/mcp";
 
@@ -137,6 +142,7 @@ describe("McpClient against a low-level SDK v2 server that lists and answers wha
             required: ["n"],
           },
         },
+        { name: "schemaless" },
         {
           name: "bad_header",
           inputSchema: {
@@ -162,7 +168,9 @@ describe("McpClient against a low-level SDK v2 server that lists and answers wha
       onWarning: (message) => warnings.push(message),
     });
     const tools = await client.tools();
-    expect(tools.map((t) => t.name)).toEqual(["sloppy"]);
+    expect(tools.map((t) => t.name)).toEqual(["sloppy", "schemaless"]);
+    // A tool listed without an inputSchema still renders with an object schema.
+    expect(toAnthropicTool(tools[1]!).input_schema).toEqual({ type: "object", properties: {} });
     expect(warnings).toEqual([expect.stringMatching(/^Tool bad_header excluded: .*header token/)]);
     expect(await tools[0]!.call()).toEqual({
       error: expect.stringContaining("Tool sloppy returned invalid structured content"),
