@@ -142,7 +142,8 @@ describe("McpClient against a low-level SDK v2 server that lists and answers wha
             required: ["n"],
           },
         },
-        { name: "schemaless" },
+        // Listed without an inputSchema, as some servers do (the SDK's type wants one).
+        { name: "schemaless" } as never,
         {
           name: "bad_header",
           inputSchema: {
