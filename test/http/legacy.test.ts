@@ -454,6 +454,7 @@ describe("legacy options", () => {
         create: (record: Parameters<typeof sessions.create>[0], max: number) =>
           down ? Promise.reject(new Error("store down")) : sessions.create(record, max),
         get: (id: string) => (down ? Promise.reject(new Error("store down")) : sessions.get(id)),
+        idleMs: sessions.idleMs,
         update: sessions.update,
         exists: sessions.exists,
         delete: sessions.delete,
