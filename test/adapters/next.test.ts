@@ -10,6 +10,7 @@ import {
   readExchange,
   type Send,
   viaUrl,
+  withBearer,
 } from "../helpers/modern.js";
 import { buildNextApp, type NextApp, startNextApp } from "../helpers/next-app.js";
 import { freePort } from "../helpers/redis-server.js";
@@ -284,10 +285,7 @@ describe("bearer auth on examples/nextjs (next start, /auth/mcp)", () => {
       { sub: "alice", aud: endpoint(), scope: "notes:read", ...claims },
       expiresInSec === undefined ? {} : { expiresInSec },
     );
-  const withToken =
-    (jwt: string): Send =>
-    (request) =>
-      send({ ...request, headers: { ...request.headers, authorization: `Bearer ${jwt}` } });
+  const withToken = (jwt: string): Send => withBearer(send, jwt);
   const invalidToken = (description: string) =>
     `Bearer error="invalid_token", error_description="${description}", resource_metadata="${metadataUrl()}", ${NOTE_SCOPES}`;
 

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { bearerAuth, InvalidTokenError } from "../../src/auth/index.js";
 import { type AuthInfo, createMcpHandler, McpServer } from "../../src/index.js";
-import { call, type Send, viaFetch } from "../helpers/modern.js";
+import { call, viaFetch, withBearer } from "../helpers/modern.js";
 
 const AS = "https://auth.example.com";
 const TOKENS: Record<string, AuthInfo> = {
@@ -16,11 +16,6 @@ function server(): McpServer {
     token: ctx.auth?.token ?? null,
   }));
   return s;
-}
-
-function authed(send: Send, token: string): Send {
-  return (request) =>
-    send({ ...request, headers: { ...request.headers, authorization: `Bearer ${token}` } });
 }
 
 describe("bearerAuth around a verify function (opaque tokens, introspection)", () => {
@@ -43,7 +38,7 @@ describe("bearerAuth around a verify function (opaque tokens, introspection)", (
   const metadata = "http://127.0.0.1/.well-known/oauth-protected-resource/mcp";
 
   it("should pass the endpoint's URL to verify and hide the token from handlers", async () => {
-    const exchange = await call(authed(send, "opaque-alice"), "tools/call", {
+    const exchange = await call(withBearer(send, "opaque-alice"), "tools/call", {
       name: "whoami",
       arguments: {},
     });
@@ -53,7 +48,7 @@ describe("bearerAuth around a verify function (opaque tokens, introspection)", (
   });
 
   it("should answer 401 invalid_token for an unknown token, with the generic reason", async () => {
-    const exchange = await call(authed(send, "nobody"), "tools/list");
+    const exchange = await call(withBearer(send, "nobody"), "tools/list");
     expect(exchange.status).toBe(401);
     expect(exchange.headers.get("www-authenticate")).toBe(
       `Bearer error="invalid_token", error_description="The access token is not valid", resource_metadata="${metadata}", scope="notes:read"`,
@@ -61,7 +56,7 @@ describe("bearerAuth around a verify function (opaque tokens, introspection)", (
   });
 
   it("should pass the reason of an InvalidTokenError to the client", async () => {
-    const exchange = await call(authed(send, "revoked"), "tools/list");
+    const exchange = await call(withBearer(send, "revoked"), "tools/list");
     expect(exchange.status).toBe(401);
     expect(exchange.headers.get("www-authenticate")).toContain(
       'error_description="The access token was revoked"',
@@ -70,7 +65,7 @@ describe("bearerAuth around a verify function (opaque tokens, introspection)", (
 
   it("should answer 503 when verify cannot decide, and report it", async () => {
     const before = errors.length;
-    const exchange = await call(authed(send, "introspection-down"), "tools/list");
+    const exchange = await call(withBearer(send, "introspection-down"), "tools/list");
     expect(exchange.status).toBe(503);
     expect(exchange.error?.code).toBe(-32603);
     expect(errors.length).toBe(before + 1);
@@ -84,7 +79,7 @@ describe("bearerAuth around a verify function (opaque tokens, introspection)", (
     });
     const strict = viaFetch(createMcpHandler(server(), { auth: weak }).fetch);
     for (const method of ["GET", "DELETE"]) {
-      const response = await authed(
+      const response = await withBearer(
         strict,
         "opaque-alice",
       )({
@@ -94,7 +89,7 @@ describe("bearerAuth around a verify function (opaque tokens, introspection)", (
       expect(response.status).toBe(403);
       expect(response.headers.get("www-authenticate")).toContain('scope="notes:read admin"');
     }
-    const admin = await call(authed(strict, "opaque-admin"), "tools/list");
+    const admin = await call(withBearer(strict, "opaque-admin"), "tools/list");
     expect(admin.status).toBe(200);
   });
 

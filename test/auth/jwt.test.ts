@@ -9,7 +9,7 @@ import {
   type RequestInfo,
 } from "../../src/index.js";
 import { legacyCall, openSession } from "../helpers/legacy.js";
-import { call, type Send, viaFetch } from "../helpers/modern.js";
+import { call, viaFetch, withBearer } from "../helpers/modern.js";
 import { assertModernMessage } from "../helpers/spec.js";
 import { type Mounted, mount, TRANSPORTS } from "../helpers/transports.js";
 
@@ -41,11 +41,6 @@ function notesServer(): McpServer {
     return answer.action;
   });
   return server;
-}
-
-function withToken(send: Send, token: string): Send {
-  return (request) =>
-    send({ ...request, headers: { ...request.headers, authorization: `Bearer ${token}` } });
 }
 
 /** The metadata URL RFC 9728 §3.1 gives an endpoint URL. */
@@ -99,7 +94,7 @@ describe.each(TRANSPORTS)("jwtAuth through %s", (transport) => {
   });
 
   it("should run a tool with the verified principal as ctx.auth and in onRequest", async () => {
-    const exchange = await call(withToken(mounted.send, await token()), "tools/call", {
+    const exchange = await call(withBearer(mounted.send, await token()), "tools/call", {
       name: "whoami",
       arguments: {},
     });
@@ -121,7 +116,7 @@ describe.each(TRANSPORTS)("jwtAuth through %s", (transport) => {
   });
 
   it("should answer 403 insufficient_scope naming the scope a tool needs", async () => {
-    const send = withToken(mounted.send, await token());
+    const send = withBearer(mounted.send, await token());
     expect((await call(send, "tools/call", { name: "read_notes", arguments: {} })).status).toBe(
       200,
     );
@@ -131,7 +126,7 @@ describe.each(TRANSPORTS)("jwtAuth through %s", (transport) => {
       `Bearer error="insufficient_scope", error_description="Needs scope notes:write", resource_metadata="${metadataUrl(mounted.url)}", ${ALL}`,
     );
     expect(exchange.error?.code).toBe(-32600);
-    const stepped = withToken(mounted.send, await token({ scope: "notes:read notes:write" }));
+    const stepped = withBearer(mounted.send, await token({ scope: "notes:read notes:write" }));
     const retried = await call(stepped, "tools/call", { name: "delete_note", arguments: {} });
     expect(retried.status).toBe(200);
   });
@@ -151,13 +146,13 @@ describe.each(TRANSPORTS)("jwtAuth through %s", (transport) => {
   });
 
   it("should bind a legacy session to the principal that opened it", async () => {
-    const alice = withToken(mounted.send, await token());
+    const alice = withBearer(mounted.send, await token());
     const session = await openSession(alice);
     expect((await legacyCall(alice, session, "tools/list")).status).toBe(200);
     // A refreshed token of the same principal keeps the session.
-    const refreshed = withToken(mounted.send, await token({ jti: "refreshed" }));
+    const refreshed = withBearer(mounted.send, await token({ jti: "refreshed" }));
     expect((await legacyCall(refreshed, session, "ping")).status).toBe(200);
-    const bob = withToken(mounted.send, await token({ sub: "bob" }));
+    const bob = withBearer(mounted.send, await token({ sub: "bob" }));
     const stolen = await legacyCall(bob, session, "tools/list");
     expect(stolen.status).toBe(404);
     const unknown = await legacyCall(bob, "no-such-session", "tools/list");
@@ -181,7 +176,7 @@ describe.each(TRANSPORTS)("jwtAuth through %s", (transport) => {
 
   it("should bind requestState to the principal", async () => {
     const capabilities = { elicitation: {} };
-    const alice = withToken(mounted.send, await token());
+    const alice = withBearer(mounted.send, await token());
     const first = await call(
       alice,
       "tools/call",
@@ -195,7 +190,7 @@ describe.each(TRANSPORTS)("jwtAuth through %s", (transport) => {
       inputResponses: { ok: { action: "accept", content: {} } },
       requestState: first.result.requestState,
     };
-    const bob = withToken(mounted.send, await token({ sub: "bob" }));
+    const bob = withBearer(mounted.send, await token({ sub: "bob" }));
     const stolen = await call(bob, "tools/call", retry, { capabilities });
     expect(stolen.error?.code).toBe(-32602);
     const tampered = await call(
@@ -219,7 +214,7 @@ describe("jwtAuth token checks", () => {
   const claims = { sub: "alice", aud: resource, scope: "notes:read" };
 
   async function expectRejected(jwt: string, description: string) {
-    const exchange = await call(withToken(mounted.send, jwt), "tools/list");
+    const exchange = await call(withBearer(mounted.send, jwt), "tools/list");
     expect(exchange.status).toBe(401);
     expect(exchange.headers.get("www-authenticate")).toBe(challenge(description));
     expect(exchange.error?.message).toBe(`Invalid access token: ${description}`);
@@ -242,7 +237,7 @@ describe("jwtAuth token checks", () => {
   afterEach(() => mounted.close());
 
   it("should accept a valid token", async () => {
-    const exchange = await call(withToken(mounted.send, await issuer.sign(claims)), "tools/list");
+    const exchange = await call(withBearer(mounted.send, await issuer.sign(claims)), "tools/list");
     expect(exchange.status).toBe(200);
   });
 
@@ -306,7 +301,7 @@ describe("jwtAuth token checks", () => {
   });
 
   it("should refetch the JWKS once for an unknown kid, then answer 401 without a fetch storm", async () => {
-    await call(withToken(mounted.send, await issuer.sign(claims)), "tools/list");
+    await call(withBearer(mounted.send, await issuer.sign(claims)), "tools/list");
     const before = issuer.jwksFetches;
     await new Promise((resolve) => setTimeout(resolve, 350));
     const unknown = await issuer.sign(claims, { kid: "no-such-key" });
@@ -321,10 +316,10 @@ describe("jwtAuth token checks", () => {
   });
 
   it("should pick up a rotated key", async () => {
-    await call(withToken(mounted.send, await issuer.sign(claims)), "tools/list");
+    await call(withBearer(mounted.send, await issuer.sign(claims)), "tools/list");
     await issuer.rotate();
     await new Promise((resolve) => setTimeout(resolve, 350));
-    const exchange = await call(withToken(mounted.send, await issuer.sign(claims)), "tools/list");
+    const exchange = await call(withBearer(mounted.send, await issuer.sign(claims)), "tools/list");
     expect(exchange.status).toBe(200);
   });
 
@@ -347,7 +342,7 @@ describe("jwtAuth token checks", () => {
       client_id: "robot",
       scp: ["notes:read", "notes:write"],
     });
-    const exchange = await call(withToken(mounted.send, jwt), "tools/call", {
+    const exchange = await call(withBearer(mounted.send, jwt), "tools/call", {
       name: "whoami",
       arguments: {},
     });
@@ -382,7 +377,7 @@ describe("scope-dependent lists", () => {
     const auth = jwtAuth({ issuer: issuer.url, jwksUrl: issuer.jwksUrl, hideUnauthorized: true });
     const mounted = await mount("fetch", createMcpHandler(notesServer(), { auth }));
     const jwt = await issuer.sign({ sub: "alice", aud: mounted.url, scope: "notes:read" });
-    const exchange = await call(withToken(mounted.send, jwt), "tools/list");
+    const exchange = await call(withBearer(mounted.send, jwt), "tools/list");
     const names = (exchange.result.tools as { name: string }[]).map((tool) => tool.name);
     expect(names).toEqual(["whoami", "read_notes", "confirm"]);
     expect(exchange.result.cacheScope).toBe("private");
@@ -394,7 +389,7 @@ describe("scope-dependent lists", () => {
     const auth = jwtAuth({ issuer: issuer.url, jwksUrl: issuer.jwksUrl });
     const mounted = await mount("fetch", createMcpHandler(notesServer(), { auth }));
     const jwt = await issuer.sign({ sub: "alice", aud: mounted.url, scope: "notes:read" });
-    const exchange = await call(withToken(mounted.send, jwt), "tools/list");
+    const exchange = await call(withBearer(mounted.send, jwt), "tools/list");
     expect((exchange.result.tools as unknown[]).length).toBe(4);
     expect(exchange.result.cacheScope).toBe("public");
     await mounted.close();
@@ -432,7 +427,7 @@ describe("jwtAuth configuration", () => {
       .setIssuer("https://auth.example.com")
       .setExpirationTime("5m")
       .sign(new TextEncoder().encode(secret));
-    const exchange = await call(withToken(mounted.send, jwt), "tools/call", {
+    const exchange = await call(withBearer(mounted.send, jwt), "tools/call", {
       name: "whoami",
       arguments: {},
     });

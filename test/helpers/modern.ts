@@ -149,3 +149,9 @@ export function viaUrl(url: string): Send {
     return { status: response.status, headers: response.headers, text: await response.text() };
   };
 }
+
+/** The same `Send`, with `Authorization: Bearer <token>` on every request. */
+export function withBearer(send: Send, token: string): Send {
+  return (request) =>
+    send({ ...request, headers: { ...request.headers, authorization: `Bearer ${token}` } });
+}

@@ -17,6 +17,7 @@ import {
   modernMeta,
   type Send,
   viaFetch,
+  withBearer,
 } from "../helpers/modern.js";
 import { assertModernMessage } from "../helpers/spec.js";
 import { SseReader } from "../helpers/stream.js";
@@ -164,7 +165,10 @@ describe("the tasks extension", () => {
     expect((await task(send, "tasks/get", taskId)).result.status).toBe("working");
     gate.release();
     const done = await until(send, taskId, "completed");
-    expect(done.result.result).toEqual({ resultType: "complete", content: [{ type: "text", text: "job done" }] });
+    expect(done.result.result).toEqual({
+      resultType: "complete",
+      content: [{ type: "text", text: "job done" }],
+    });
   });
 
   it("should answer synchronously to clients without the extension, and -32021 for required tools", async () => {
@@ -213,7 +217,10 @@ describe("the tasks extension", () => {
       WITH_INPUT,
     );
     const done = await until(send, taskId, "completed");
-    expect(done.result.result).toEqual({ resultType: "complete", content: [{ type: "text", text: "answered accept" }] });
+    expect(done.result.result).toEqual({
+      resultType: "complete",
+      content: [{ type: "text", text: "answered accept" }],
+    });
   });
 
   it("should cancel a running task: the ack is empty, the status cancelled, the work aborted", async () => {
@@ -252,7 +259,10 @@ describe("the tasks extension", () => {
     const large = await tool(send, "maybe", { size: 30 });
     expect(large.result.resultType).toBe("task");
     const done = await until(send, large.result.taskId as string, "completed");
-    expect(done.result.result).toEqual({ resultType: "complete", content: [{ type: "text", text: "processed 30" }] });
+    expect(done.result.result).toEqual({
+      resultType: "complete",
+      content: [{ type: "text", text: "processed 30" }],
+    });
   });
 
   it("should forget a task after its TTL", async () => {
@@ -306,15 +316,10 @@ describe("tasks and principals", () => {
     authorizationServers: ["https://auth.example.com"],
     verify: (token) => ({ issuer: "https://auth.example.com", subject: token, scopes: [] }),
   });
-  const as =
-    (send: Send, who: string): Send =>
-    (request) =>
-      send({ ...request, headers: { ...request.headers, authorization: `Bearer ${who}` } });
-
   it("should hide a principal's task from every other principal", async () => {
     const { send } = endpoint({ auth });
-    const alice = as(send, "alice");
-    const bob = as(send, "bob");
+    const alice = withBearer(send, "alice");
+    const bob = withBearer(send, "bob");
     const taskId = (await tool(alice, "job")).result.taskId as string;
     const stolen = await task(bob, "tasks/get", taskId);
     const unknown = await task(bob, "tasks/get", "no-such-task");
@@ -409,6 +414,9 @@ describe("work abandoned by its process", () => {
       statusMessage: "Restarted after the process running it stopped",
     });
     const done = await until(second, taskId, "completed");
-    expect(done.result.result).toEqual({ resultType: "complete", content: [{ type: "text", text: "finished on run 2" }] });
+    expect(done.result.result).toEqual({
+      resultType: "complete",
+      content: [{ type: "text", text: "finished on run 2" }],
+    });
   });
 });
