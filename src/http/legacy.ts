@@ -10,16 +10,17 @@ import { isObject, isRequest, isResponse } from "../protocol/messages.js";
 import { isLogLevel, LEGACY_VERSIONS } from "../protocol/versions.js";
 import { principalKey } from "../server/access.js";
 import type { AuthInfo } from "../server/types.js";
-import type { SessionRecord, McpStore } from "../store/types.js";
+import type { McpStore, SessionRecord } from "../store/types.js";
 import { toBase64Url } from "../utils/base64.js";
 import type { HandlerCore } from "./core.js";
-import { LegacyStream, type StreamEvent, streamOfEventId } from "./legacy-stream.js";
+import { PRIMING_VERSION, runLegacyRequest } from "./legacy-run.js";
 import {
   type SessionMessage,
   SessionRuntime,
   sessionChannel,
   streamChannel,
 } from "./legacy-session.js";
+import { LegacyStream, type StreamEvent, streamOfEventId } from "./legacy-stream.js";
 import { errorResponse, methodNotAllowed } from "./responses.js";
 import { SessionCache } from "./session-cache.js";
 import { SSE_HEADERS, SseStream } from "./sse.js";
@@ -39,7 +40,6 @@ export interface LegacyOptions {
   sweepIntervalMs?: number;
 }
 
-import { PRIMING_VERSION, runLegacyRequest } from "./legacy-run.js";
 const SESSION_METHODS = new Set([
   "ping",
   "logging/setLevel",
