@@ -11,6 +11,7 @@ import type { Listed, McpClientOptions } from "./options.js";
 import { listAll } from "./pages.js";
 import type { ServerDescription, Session } from "./session.js";
 import { IdleTimeout, joinSignals } from "./timeout.js";
+import { awaitTask, invalidTask, TASKS_DECLARED, type TaskLoop } from "./tasks.js";
 import { Tool } from "./tool.js";
 import type {
   CallToolResult,
@@ -42,6 +43,8 @@ export class McpClient {
   /** The `x-mcp-header` parameters of each tool last listed, by server name. */
   readonly #headerParams = new Map<string, HeaderParam[]>();
   #nextToken = 1;
+  /** Aborted by `close()`: tasks still being followed stop, and are left to run. */
+  readonly #closing = new AbortController();
 
   private constructor(session: Session, options: McpClientOptions) {
     this.#session = session;
@@ -198,10 +201,7 @@ export class McpClient {
       await this.tools({ ...options, fresh: true });
       result = await this.request("tools/call", { name, arguments: args }, mirrored());
     }
-    return {
-      ...result,
-      content: Array.isArray(result.content) ? result.content : [],
-    } as CallToolResult;
+    return asCallToolResult(result);
   }
 
   /** Every prompt the server lists. */
@@ -290,31 +290,90 @@ export class McpClient {
   ): Promise<JsonObject> {
     const meta: JsonObject = { ...options.meta };
     if (options.onProgress) meta.progressToken = `progress-${this.#nextToken++}`;
-    const signal = options.signal ?? new AbortController().signal;
-    const once = async (roundParams: JsonObject) => {
-      const timeout = this.#timeout(options);
-      try {
-        return await this.#session.request(method, roundParams, {
-          signal: joinSignals(options.signal, timeout),
-          meta,
-          ...(options.headers ? { headers: options.headers } : {}),
-          onNotification: (notification) => {
-            if (notification.method === "notifications/progress") timeout?.touch();
-            this.#onRequestNotification(notification, options);
-          },
-        });
-      } finally {
-        timeout?.clear();
-      }
-    };
-    if (!["tools/call", "prompts/get", "resources/read"].includes(method)) return once(params);
+    const once = (roundParams: JsonObject) => this.#roundTrip(method, roundParams, options, meta);
     const name = params.name ?? params.uri;
-    return withInput(method, params, once, {
+    const result = ["tools/call", "prompts/get", "resources/read"].includes(method)
+      ? await withInput(method, params, once, {
+          handlers: this.#options.onInput ?? {},
+          maxRounds: this.#options.maxInputRounds ?? 8,
+          signal: options.signal ?? new AbortController().signal,
+          ...(typeof name === "string" ? { name } : {}),
+        })
+      : await once(params);
+    if (result.resultType !== "task") return result;
+    // Only a request that declared the extension may get a task (ext-tasks: capability negotiation).
+    if (!this.#declaresTasks(method) || method !== "tools/call") {
+      throw invalidTask(`The server answered ${method} with a task it was not offered`);
+    }
+    return awaitTask(result, this.#taskLoop(options, typeof name === "string" ? name : undefined));
+  }
+
+  /**
+   * Follows a task the server created for a `tools/call` (its `taskId`, as `onTask` saw it) to
+   * its result, as `callTool` does: a restarted app picks up where it left off.
+   */
+  async resumeTask(taskId: string, options: RequestOptions = {}): Promise<CallToolResult> {
+    const loop = this.#taskLoop(options, undefined);
+    const state = await loop.send("tasks/get", { taskId }, options.signal);
+    return asCallToolResult(await awaitTask(state, loop));
+  }
+
+  #taskLoop(options: RequestOptions, name: string | undefined): TaskLoop {
+    // Polls carry no progress token: progress does not apply to tasks (ext-tasks).
+    const { timeoutMs } = options;
+    const closing = this.#closing.signal;
+    const signal = options.signal ? AbortSignal.any([options.signal, closing]) : closing;
+    const loop: TaskLoop = {
+      send: (method, params, roundSignal) =>
+        this.#roundTrip(
+          method,
+          params,
+          {
+            ...(roundSignal ? { signal: roundSignal } : {}),
+            ...(timeoutMs !== undefined ? { timeoutMs } : {}),
+          },
+          {},
+        ),
       handlers: this.#options.onInput ?? {},
-      maxRounds: this.#options.maxInputRounds ?? 8,
       signal,
-      ...(typeof name === "string" ? { name } : {}),
-    });
+      detach: closing,
+    };
+    if (name !== undefined) loop.name = name;
+    if (options.onTask) loop.onTask = options.onTask;
+    return loop;
+  }
+
+  /** One round trip: the timeout, headers and per-request extensions applied, notifications routed. */
+  async #roundTrip(
+    method: string,
+    params: JsonObject,
+    options: RequestOptions & { headers?: Record<string, string> },
+    meta: JsonObject,
+  ): Promise<JsonObject> {
+    const timeout = this.#timeout(options);
+    try {
+      return await this.#session.request(method, params, {
+        signal: joinSignals(options.signal, timeout),
+        meta,
+        ...(options.headers ? { headers: options.headers } : {}),
+        ...(this.#declaresTasks(method) ? { extensions: TASKS_DECLARED } : {}),
+        onNotification: (notification) => {
+          if (notification.method === "notifications/progress") timeout?.touch();
+          this.#onRequestNotification(notification, options);
+        },
+      });
+    } finally {
+      timeout?.clear();
+    }
+  }
+
+  /**
+   * The tasks extension goes on `tools/call` and the `tasks/*` methods of the modern era, unless
+   * turned off; legacy sessions never declare it, so their calls block.
+   */
+  #declaresTasks(method: string): boolean {
+    if (this.#options.tasks === false || this.era !== "modern") return false;
+    return method === "tools/call" || method.startsWith("tasks/");
   }
 
   /** The round trip's timeout, unless turned off with 0. */
@@ -338,6 +397,7 @@ export class McpClient {
 
   /** Ends the session (DELETE on legacy HTTP) and the transport (the child process on stdio). */
   async close(): Promise<void> {
+    this.#closing.abort(new Error("The client was closed"));
     for (const subscription of this.#subscriptions) subscription.close();
     this.#subscriptions.clear();
     this.#listeners.clear();
@@ -391,4 +451,12 @@ export class McpClient {
     this.#cache?.set(this.#slot, method, items, hints);
     return items;
   }
+}
+
+/** A `tools/call` result with its `content` always an array. */
+function asCallToolResult(result: JsonObject): CallToolResult {
+  return {
+    ...result,
+    content: Array.isArray(result.content) ? result.content : [],
+  } as CallToolResult;
 }

@@ -13,6 +13,11 @@ export interface McpClientOptions extends HttpOptions, ToolPolicy {
   onInput?: InputHandlers;
   /** Capabilities declared beyond those the callbacks imply (merged over them). */
   capabilities?: JsonObject;
+  /**
+   * Declare the tasks extension on `tools/call` (modern era), so a server may answer with a task
+   * the client then polls to its result; `false` asks for blocking calls. @default true
+   */
+  tasks?: boolean;
   /** `input_required` retries allowed per request. @default 8 */
   maxInputRounds?: number;
   /** Milliseconds a round trip may go without an answer or progress; 0 for none. @default 60000 */

@@ -23,6 +23,8 @@ export interface SendOptions {
   headers?: Record<string, string>;
   /** Extra `_meta` (a progress token, a trace context). */
   meta?: JsonObject;
+  /** Extensions declared on this request only (modern era), beside the client's capabilities. */
+  extensions?: JsonObject;
   onNotification?: (notification: Notification) => void;
 }
 
@@ -35,10 +37,14 @@ export interface ServerDescription {
   supportedVersions: string[];
 }
 
-const METHODS_WITH_NAME: Record<string, "name" | "uri"> = {
+/** The param each method mirrors into `Mcp-Name` (ext-tasks: Streamable HTTP routing headers). */
+const METHODS_WITH_NAME: Record<string, "name" | "uri" | "taskId"> = {
   "tools/call": "name",
   "prompts/get": "name",
   "resources/read": "uri",
+  "tasks/get": "taskId",
+  "tasks/update": "taskId",
+  "tasks/cancel": "taskId",
 };
 
 /** One era's way of talking to a server over a wire. */
@@ -145,7 +151,7 @@ export class ModernSession extends Session {
       ...(isObject(params._meta) ? params._meta : {}),
       ...options.meta,
       [MetaKey.protocolVersion]: this.protocolVersion,
-      [MetaKey.clientCapabilities]: this.config.capabilities,
+      [MetaKey.clientCapabilities]: withExtensions(this.config.capabilities, options.extensions),
       [MetaKey.clientInfo]: this.config.clientInfo,
     };
     if (this.config.logLevel) meta[MetaKey.logLevel] = this.config.logLevel;
@@ -193,6 +199,12 @@ export class ModernSession extends Session {
     };
     return this.server;
   }
+}
+
+function withExtensions(capabilities: JsonObject, extensions: JsonObject | undefined): JsonObject {
+  if (!extensions) return capabilities;
+  const declared = isObject(capabilities.extensions) ? capabilities.extensions : {};
+  return { ...capabilities, extensions: { ...declared, ...extensions } };
 }
 
 function retryVersion(error: unknown): string | undefined {

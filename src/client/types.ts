@@ -100,6 +100,28 @@ export interface RequestOptions {
   meta?: JsonObject;
   /** Skip the cache for list and read results. */
   fresh?: boolean;
+  /**
+   * Called when a `tools/call` becomes a task, and again at each change of its status or
+   * message: persist the `taskId` to pick the task up with `resumeTask` after a restart.
+   */
+  onTask?: (task: Task) => void;
+}
+
+/** Where a task is (ext-tasks: task status); the last three are terminal. */
+export type TaskStatus = "working" | "input_required" | "completed" | "failed" | "cancelled";
+
+/** A task as the server last described it (ext-tasks: Task). */
+export interface Task {
+  taskId: string;
+  status: TaskStatus;
+  statusMessage?: string;
+  createdAt: string;
+  lastUpdatedAt: string;
+  /** Lifetime from creation; null for unlimited. */
+  ttlMs: number | null;
+  /** How often the server asks to be polled. */
+  pollIntervalMs?: number;
+  [key: string]: unknown;
 }
 
 /** Which change notifications `listen` asks for (spec: patterns/subscriptions). */

@@ -2,7 +2,12 @@ import { createServer, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { toNodeHandler } from "../../src/adapters/node.js";
 import type { McpClient, McpClientOptions } from "../../src/client/index.js";
-import { createMcpHandler, type McpHandler, type McpServer } from "../../src/index.js";
+import {
+  createMcpHandler,
+  type McpHandler,
+  type McpHandlerOptions,
+  type McpServer,
+} from "../../src/index.js";
 import { createFixtureServer } from "../helpers/fixture-server.js";
 import { type Mounted, mount, type TransportName } from "../helpers/transports.js";
 
@@ -24,6 +29,8 @@ export async function startOurServer(
     server?: McpServer;
     /** Receives the method of every request the server serves. */
     seen?: string[];
+    /** More handler options, such as `tasks`. */
+    handler?: McpHandlerOptions;
   } = {},
 ): Promise<OurServer> {
   const server = options.server ?? createFixtureServer();
@@ -31,6 +38,7 @@ export async function startOurServer(
     secret: "client-tests",
     legacy: options.legacy ?? true,
     onRequest: (info) => options.seen?.push(info.method),
+    ...options.handler,
   });
   const mounted: Mounted = await mount(transport, mcp);
   const reach: OurServer["reach"] = { eraCache: new Map() };
