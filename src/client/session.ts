@@ -1,4 +1,5 @@
 import { ErrorCode, McpError } from "../protocol/errors.js";
+import { MCP_NAME_PARAM } from "../protocol/headers.js";
 import { isObject, type JsonObject, type JsonRpcRequest } from "../protocol/messages.js";
 import { LEGACY_VERSIONS, type LogLevel, MetaKey, MODERN_VERSION } from "../protocol/versions.js";
 import { McpHttpError } from "./errors.js";
@@ -36,16 +37,6 @@ export interface ServerDescription {
   /** Versions the server named (`server/discover`), or the one negotiated (legacy). */
   supportedVersions: string[];
 }
-
-/** The param each method mirrors into `Mcp-Name` (ext-tasks: Streamable HTTP routing headers). */
-const METHODS_WITH_NAME: Record<string, "name" | "uri" | "taskId"> = {
-  "tools/call": "name",
-  "prompts/get": "name",
-  "resources/read": "uri",
-  "tasks/get": "taskId",
-  "tasks/update": "taskId",
-  "tasks/cancel": "taskId",
-};
 
 /** One era's way of talking to a server over a wire. */
 export abstract class Session {
@@ -160,7 +151,7 @@ export class ModernSession extends Session {
       "mcp-method": method,
       ...options.headers,
     };
-    const nameField = METHODS_WITH_NAME[method];
+    const nameField = MCP_NAME_PARAM[method];
     const name = nameField ? params[nameField] : undefined;
     if (typeof name === "string") headers["mcp-name"] = encodeHeaderValue(name);
     return { params: { ...params, _meta: meta }, headers };

@@ -1,4 +1,5 @@
 import { ErrorCode, McpError } from "../protocol/errors.js";
+import { MCP_NAME_PARAM } from "../protocol/headers.js";
 import type { JsonObject } from "../protocol/messages.js";
 import type { RegisteredTool } from "../server/mcp-server.js";
 import { fromBase64, fromUtf8 } from "../utils/base64.js";
@@ -11,16 +12,6 @@ const BASE64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$
 const FIELD_VALUE = /^[\x20-\x7E\t]*$/;
 /** Longest mirrored header value we read. */
 const MAX_HEADER_VALUE = 8 * 1024;
-/** Methods whose `Mcp-Name` header mirrors `params.name` or `params.uri`. */
-const NAMED_METHODS: Record<string, "name" | "uri" | "taskId"> = {
-  "tools/call": "name",
-  "prompts/get": "name",
-  "resources/read": "uri",
-  // Tasks extension: routes polls to the instance holding the task (ext-tasks: routing headers).
-  "tasks/get": "taskId",
-  "tasks/update": "taskId",
-  "tasks/cancel": "taskId",
-};
 
 function mismatch(message: string): McpError {
   return new McpError(ErrorCode.HeaderMismatch, `Header mismatch: ${message}`);
@@ -90,7 +81,7 @@ export function validateMirroredHeaders(
   if (methodHeader !== method) {
     throw mismatch(`Mcp-Method header '${methodHeader}' does not match body value '${method}'`);
   }
-  const nameField = NAMED_METHODS[method];
+  const nameField = MCP_NAME_PARAM[method];
   if (nameField) {
     const raw = req.header("mcp-name");
     if (raw === null) throw mismatch("Mcp-Name header is required");
