@@ -1,6 +1,6 @@
+export type { RequestInfo } from "./http/core.js";
 export type { McpHandler, McpHandlerOptions } from "./http/handler.js";
 export { createMcpHandler } from "./http/handler.js";
-export type { RequestInfo } from "./http/core.js";
 export type { BodyResult, McpHttpRequest, McpHttpResponse } from "./http/types.js";
 export { ErrorCode, type ErrorCodeValue, isMcpError, McpError } from "./protocol/errors.js";
 export {
@@ -14,5 +14,5 @@ export type { ChangeEvent, McpServerOptions, Registration } from "./server/mcp-s
 export { McpServer } from "./server/mcp-server.js";
 export type { SchemaInput, StandardSchemaV1 } from "./server/schema.js";
 export type * from "./server/types.js";
-export { memoryStore, type MemoryStoreOptions } from "./store/memory.js";
+export { type MemoryStoreOptions, memoryStore } from "./store/memory.js";
 export type { BusMessage, EventBus, McpStore, NonceStore } from "./store/types.js";

@@ -17,8 +17,8 @@ import { isModernRequest, readModernMeta, unsupportedVersion } from "../server/m
 import { createStateSealer } from "../server/request-state.js";
 import type { Implementation } from "../server/types.js";
 import { memoryStore } from "../store/memory.js";
-import { LazyAbort } from "../utils/lazy-abort.js";
 import type { McpStore } from "../store/types.js";
+import { LazyAbort } from "../utils/lazy-abort.js";
 
 /** Options of {@link serveStdio}. */
 export interface StdioOptions {

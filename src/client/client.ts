@@ -10,8 +10,8 @@ import { listenLegacy, listenModern, type Subscription } from "./listen.js";
 import type { Listed, McpClientOptions } from "./options.js";
 import { listAll } from "./pages.js";
 import type { ServerDescription, Session } from "./session.js";
-import { IdleTimeout, joinSignals } from "./timeout.js";
 import { awaitTask, invalidTask, TASKS_DECLARED, type TaskLoop } from "./tasks.js";
+import { IdleTimeout, joinSignals } from "./timeout.js";
 import { Tool } from "./tool.js";
 import type {
   CallToolResult,

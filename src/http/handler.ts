@@ -8,12 +8,12 @@ import {
   isResponse,
 } from "../protocol/messages.js";
 import { MetaKey } from "../protocol/versions.js";
-import type { McpServer } from "../server/mcp-server.js";
 import { hasScopes, scopesFor } from "../server/access.js";
+import type { McpServer } from "../server/mcp-server.js";
 import { isModernRequest } from "../server/modern-meta.js";
-import type { AuthInfo } from "../server/types.js";
 import { createStateSealer } from "../server/request-state.js";
 import { type TaskOptions, TaskRunner } from "../server/tasks.js";
+import type { AuthInfo } from "../server/types.js";
 import { memoryStore } from "../store/memory.js";
 import type { McpStore } from "../store/types.js";
 import { authenticate, insufficientScope, isMetadataRequest, serveMetadata } from "./auth-gate.js";

@@ -2,16 +2,16 @@ import { ErrorCode, invalidParams, isMcpError, McpError } from "../protocol/erro
 import type { JsonObject, JsonRpcNotification, JsonRpcRequest } from "../protocol/messages.js";
 import { principalKey } from "../server/access.js";
 import type { RequestEnv } from "../server/context.js";
-import { declaresTasks, TASKS_EXTENSION, TASKS_REQUIRED } from "../server/task-shape.js";
-import type { AuthInfo } from "../server/types.js";
 import { dispatch, hasMethod } from "../server/dispatch.js";
 import { type ModernMeta, readModernMeta, unsupportedVersion } from "../server/modern-meta.js";
+import { declaresTasks, TASKS_EXTENSION, TASKS_REQUIRED } from "../server/task-shape.js";
+import type { AuthInfo } from "../server/types.js";
+import { LazyAbort } from "../utils/lazy-abort.js";
 import type { HandlerCore } from "./core.js";
 import { validateMirroredHeaders, validateVersionHeader } from "./headers.js";
 import { type ListenFilter, listenSink, parseListenFilter } from "./listen-hub.js";
 import { errorMessage, errorResponse, inBandStatus } from "./responses.js";
 import { SSE_HEADERS, SseStream } from "./sse.js";
-import { LazyAbort } from "../utils/lazy-abort.js";
 import type { McpHttpRequest, McpHttpResponse } from "./types.js";
 
 /** Serves one modern-era (2026-07-28) message: stateless, everything from the request. */

@@ -3,6 +3,7 @@ import type { JsonObject, RequestId } from "../protocol/messages.js";
 import { isObject } from "../protocol/messages.js";
 import { MetaKey, SUPPORTED_VERSIONS } from "../protocol/versions.js";
 import type { NonceStore } from "../store/types.js";
+import { hasScopes, principalKey } from "./access.js";
 import {
   createContext,
   type InputCollector,
@@ -11,7 +12,6 @@ import {
 } from "./context.js";
 import { cacheHints, type McpServer } from "./mcp-server.js";
 import { paginate } from "./pagination.js";
-import { hasScopes, principalKey } from "./access.js";
 import { digestParams, type StateSealer } from "./request-state.js";
 import { toPromptResult, toReadResult } from "./results.js";
 import { declaresTasks, TASKS_EXTENSION, TASKS_REQUIRED } from "./task-shape.js";

@@ -1,6 +1,5 @@
 import type { ChainableCommander, Cluster } from "ioredis";
 import { redisBus } from "./redis-bus.js";
-import { redisTasks } from "./redis-tasks.js";
 import {
   admitSession,
   eventsAfter,
@@ -9,6 +8,7 @@ import {
   touchSession,
   updateSession,
 } from "./redis-scripts.js";
+import { redisTasks } from "./redis-tasks.js";
 import type {
   EventLog,
   LoggedEvent,

@@ -2,9 +2,9 @@ import { type ChildProcess, spawn } from "node:child_process";
 import {
   Agent,
   createServer,
+  request as httpRequest,
   type IncomingHttpHeaders,
   type IncomingMessage,
-  request as httpRequest,
   type OutgoingHttpHeaders,
   type ServerResponse,
 } from "node:http";

@@ -2,9 +2,9 @@ import { afterEach, describe, expect, it } from "vitest";
 import { bearerAuth } from "../../src/auth/index.js";
 import {
   createMcpHandler,
+  McpError,
   type McpHandler,
   type McpHandlerOptions,
-  McpError,
   McpServer,
   memoryStore,
 } from "../../src/index.js";

@@ -1,6 +1,6 @@
 import {
-  ClientCredentialsProvider as ModernCredentials,
   Client as ModernClient,
+  ClientCredentialsProvider as ModernCredentials,
   StreamableHTTPClientTransport as ModernTransport,
 } from "@modelcontextprotocol/client";
 import { ClientCredentialsProvider } from "@modelcontextprotocol/sdk/client/auth-extensions.js";
