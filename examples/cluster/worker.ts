@@ -4,6 +4,7 @@ import express from "express";
 import { Redis } from "ioredis";
 import { redisStore } from "mcp-mount/redis";
 import { createExampleApp } from "../express/app.js";
+import { closeOnSignal } from "../shared/shutdown.js";
 
 // One worker of examples/cluster/server.ts: the Express example app on the shared Redis store.
 // The primary passes REDIS_URL, MCP_SECRET, PORT and HOST.
@@ -37,17 +38,8 @@ httpServer.once("error", (error) => {
 });
 httpServer.listen(Number(process.env.PORT ?? 3000), process.env.HOST ?? "127.0.0.1");
 
-let closing = false;
-async function shutdown(): Promise<void> {
-  if (closing) return;
-  closing = true;
-  setTimeout(() => process.exit(0), 5_000).unref();
-  // Ends listen and GET streams with their final messages, then leaves the bus.
+// Ctrl+C sends SIGINT to every process of the terminal's group; the primary sends SIGTERM.
+closeOnSignal(httpServer, async () => {
   await mcp.close();
   await redis.quit().catch(() => redis.disconnect());
-  httpServer.close(() => process.exit(0));
-  httpServer.closeIdleConnections();
-}
-// Ctrl+C sends SIGINT to every process of the terminal's group; the primary sends SIGTERM.
-process.once("SIGINT", shutdown);
-process.once("SIGTERM", shutdown);
+});

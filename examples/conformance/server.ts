@@ -3,6 +3,7 @@ import type { AddressInfo } from "node:net";
 import { createMcpHandler, McpServer } from "mcp-mount";
 import { toNodeHandler } from "mcp-mount/node";
 import { secretFromEnv, storeFromEnv } from "../shared/env.js";
+import { closeOnSignal } from "../shared/shutdown.js";
 import { registerConformanceFixtures } from "./fixtures.js";
 
 // The conformance server: `npm run build && npm run conformance:server`, then point the
@@ -32,15 +33,11 @@ httpServer.listen(port, host, () => {
   console.log(`MCP conformance server listening on http://${host}:${bound}/mcp`);
 });
 
-let closing = false;
-const shutdown = async () => {
-  if (closing) return;
-  closing = true;
-  setTimeout(() => process.exit(0), 2_000).unref();
-  await mcp.close();
-  await closeStore();
-  httpServer.close(() => process.exit(0));
-  httpServer.closeAllConnections();
-};
-process.once("SIGINT", shutdown);
-process.once("SIGTERM", shutdown);
+closeOnSignal(
+  httpServer,
+  async () => {
+    await mcp.close();
+    await closeStore();
+  },
+  { graceMs: 2_000, cutConnections: true },
+);

@@ -1,6 +1,7 @@
 import type { AddressInfo } from "node:net";
 import { secretFromEnv } from "../shared/env.js";
 import { startLocalIssuer } from "../shared/local-issuer.js";
+import { closeOnSignal } from "../shared/shutdown.js";
 import { createAuthExampleApp, SCOPES } from "./app.js";
 
 const port = Number(process.env.PORT ?? 3001);
@@ -33,14 +34,7 @@ const httpServer = app.listen(port, host, () => {
     -d '{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"add_note","arguments":{"text":"hello"},"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}'`);
 });
 
-let closing = false;
-const shutdown = async () => {
-  if (closing) return;
-  closing = true;
-  setTimeout(() => process.exit(0), 5_000).unref();
+closeOnSignal(httpServer, async () => {
   await mcp.close();
   await issuer.close();
-  httpServer.close(() => process.exit(0));
-};
-process.once("SIGINT", shutdown);
-process.once("SIGTERM", shutdown);
+});

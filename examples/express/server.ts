@@ -1,4 +1,5 @@
 import { secretFromEnv, storeFromEnv } from "../shared/env.js";
+import { closeOnSignal } from "../shared/shutdown.js";
 import { createExampleApp } from "./app.js";
 
 const port = Number(process.env.PORT ?? 3000);
@@ -21,14 +22,7 @@ const httpServer = app.listen(port, host, () => {
   );
 });
 
-let closing = false;
-const shutdown = async () => {
-  if (closing) return;
-  closing = true;
-  setTimeout(() => process.exit(0), 5_000).unref();
+closeOnSignal(httpServer, async () => {
   await mcp.close();
   await closeStore();
-  httpServer.close(() => process.exit(0));
-};
-process.once("SIGINT", shutdown);
-process.once("SIGTERM", shutdown);
+});
