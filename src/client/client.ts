@@ -17,6 +17,7 @@ import type {
   CallToolResult,
   Era,
   ListenFilter,
+  ListenOptions,
   LogMessage,
   Notification,
   RequestOptions,
@@ -257,13 +258,20 @@ export class McpClient {
 
   /**
    * Change notifications as an async iterator: a `subscriptions/listen` stream (modern), or
-   * the session's GET stream and resource subscriptions (legacy). `break` or `close()` ends it.
+   * the session's GET stream and resource subscriptions (legacy, resumed by the transport with
+   * `Last-Event-ID`, see `maxReconnects`). A modern stream that drops or that the server
+   * completes is listened to again with `reconnect`'s backoff (250 ms doubling to 5 s, jittered,
+   * 10 attempts in a row); once the new stream is acknowledged, a notification marked
+   * `params._meta["mcp-mount/resync"]` is yielded for each list kind and resource the filter
+   * asks for (and the cached results they cover are dropped), since what changed meanwhile is
+   * lost. `break`, `close()`, `signal` and `client.close()` end it cleanly; it throws when
+   * reconnection gives up, or on a drop with `reconnect: false`.
    */
-  listen(filter: ListenFilter, options: { signal?: AbortSignal } = {}): Subscription {
+  listen(filter: ListenFilter, options: ListenOptions = {}): Subscription {
     const deliver = (notification: Notification) => this.deliver(notification);
     const subscription =
       this.era === "modern"
-        ? listenModern(this.#session, filter, deliver, options.signal)
+        ? listenModern(this.#session, filter, deliver, options)
         : listenLegacy(
             this.#session,
             filter,

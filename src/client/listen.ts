@@ -1,11 +1,13 @@
 import { isObject } from "../protocol/messages.js";
+import { Backoff } from "./backoff.js";
+import { ErrorCode, isMcpError, McpHttpError } from "./errors.js";
 import { AsyncQueue } from "./queue.js";
 import type { Session } from "./session.js";
-import type { ListenFilter, Notification } from "./types.js";
+import type { ListenFilter, ListenOptions, Notification } from "./types.js";
 
 /** An open subscription: iterate it for notifications; `close()` or `break` ends it. */
 export interface Subscription extends AsyncIterableIterator<Notification> {
-  /** Resolves with the part of the filter the server honours, once it acknowledged. */
+  /** The part of the filter the server honours, once acknowledged; rejects if listening fails. */
   readonly acknowledged: Promise<ListenFilter>;
   close(): void;
 }
@@ -33,43 +35,108 @@ function subscription(
   return Object.assign(queue, { acknowledged });
 }
 
+/** Marks the notifications `listen` makes up after reconnecting: `params._meta[RESYNC]`. */
+const RESYNC = "mcp-mount/resync";
+
 /**
  * A modern `subscriptions/listen` request whose response stream stays open: the first message
- * acknowledges the filter; the response itself (server shutdown) ends the iteration.
+ * acknowledges the filter. A stream that drops, or that the server completes (shutdown), is
+ * listened to again with backoff; a new stream cannot resume the old one (spec:
+ * patterns/subscriptions), so once it is acknowledged every kind the filter asks for is
+ * announced as changed ({@link resyncOf}).
  */
 export function listenModern(
   session: Session,
   filter: ListenFilter,
   deliver: (notification: Notification) => void,
-  signal?: AbortSignal,
+  options: ListenOptions = {},
 ): Subscription {
+  const backoff = options.reconnect === false ? undefined : new Backoff(options.reconnect);
   const controller = new AbortController();
   const queue = new AsyncQueue<Notification>(() => controller.abort(new Error("listen closed")));
-  if (signal) signal.addEventListener("abort", () => queue.close(), { once: true });
+  options.signal?.addEventListener("abort", () => queue.close(), { once: true });
   let acknowledge: (filter: ListenFilter) => void = () => {};
-  const acknowledged = new Promise<ListenFilter>((resolve) => (acknowledge = resolve));
-  session
-    .request(
+  let refuse: (error: unknown) => void = () => {};
+  const acknowledged = new Promise<ListenFilter>((resolve, reject) => {
+    acknowledge = resolve;
+    refuse = reject;
+  });
+  const signal = controller.signal;
+  let streams = 0;
+  const onNotification = (notification: Notification) => {
+    if (notification.method !== "notifications/subscriptions/acknowledged") {
+      deliver(notification);
+      queue.push(notification);
+      return;
+    }
+    backoff?.reset();
+    if (streams++ === 0) {
+      const honoured = notification.params?.notifications;
+      acknowledge((isObject(honoured) ? honoured : {}) as ListenFilter);
+      return;
+    }
+    for (const resync of resyncOf(filter)) {
+      deliver(resync);
+      queue.push(resync);
+    }
+  };
+  const listenOnce = () =>
+    session.request(
       "subscriptions/listen",
       { notifications: { ...filter } },
-      {
-        signal: controller.signal,
-        onNotification(notification) {
-          if (notification.method === "notifications/subscriptions/acknowledged") {
-            const honoured = notification.params?.notifications;
-            acknowledge((isObject(honoured) ? honoured : {}) as ListenFilter);
-            return;
-          }
-          deliver(notification);
-          queue.push(notification);
-        },
-      },
-    )
-    .then(
-      () => queue.end(),
-      (error: unknown) => queue.end(controller.signal.aborted ? undefined : error),
+      { signal, onNotification },
     );
+  const follow = async (): Promise<void> => {
+    for (;;) {
+      let dropped: unknown;
+      try {
+        await listenOnce();
+        // Without reconnection, a completed stream ends the iteration as it always did.
+        if (!backoff) return;
+      } catch (error) {
+        if (signal.aborted) return;
+        if (!backoff || !isTransient(error)) throw error;
+        dropped = error;
+      }
+      await backoff.wait(dropped, signal);
+    }
+  };
+  follow().then(
+    () => queue.end(),
+    (error: unknown) => {
+      if (signal.aborted) return queue.end();
+      refuse(error);
+      queue.end(error);
+    },
+  );
   return subscription(queue, acknowledged);
+}
+
+/** One made-up change notification per kind `filter` asks for, and per subscribed resource. */
+export function resyncOf(filter: ListenFilter): Notification[] {
+  const params = () => ({ _meta: { [RESYNC]: true } });
+  const notifications: Notification[] = TYPES.filter(([key]) => filter[key] === true).map(
+    ([, method]) => ({ method, params: params() }),
+  );
+  for (const uri of filter.resourceSubscriptions ?? []) {
+    notifications.push({
+      method: "notifications/resources/updated",
+      params: { uri, ...params() },
+    });
+  }
+  return notifications;
+}
+
+/**
+ * True for what a later attempt may fix: a cut or refused connection, a stream that ended
+ * early, an HTTP 5xx, 408 or 429, or an internal error. Other JSON-RPC errors (no such method,
+ * bad filter) and HTTP 4xx (unauthorized) are answers.
+ */
+function isTransient(error: unknown): boolean {
+  if (error instanceof McpHttpError)
+    return error.status >= 500 || [408, 429].includes(error.status);
+  if (isMcpError(error)) return error.code === ErrorCode.InternalError;
+  return true;
 }
 
 /**

@@ -133,6 +133,24 @@ export interface ListenFilter {
   resourceSubscriptions?: string[];
 }
 
+/** How `listen` follows a modern stream that dropped (see `McpClient.listen`). */
+export interface ReconnectOptions {
+  /** Reconnection attempts in a row, none acknowledged, before the iterator throws. @default 10 */
+  maxAttempts?: number;
+  /** The first delay, doubled after each failed attempt (jittered). @default 250 */
+  initialDelayMs?: number;
+  /** The longest delay between attempts. @default 5000 */
+  maxDelayMs?: number;
+}
+
+/** Options of `McpClient.listen`. */
+export interface ListenOptions {
+  /** Ends the iteration cleanly. */
+  signal?: AbortSignal;
+  /** Reconnect a dropped `subscriptions/listen` stream, or end the iteration (`false`). @default {} */
+  reconnect?: ReconnectOptions | false;
+}
+
 /** What the `input_required` loop needs to know about the request it drives. */
 export interface InputRequiredResult {
   resultType: "input_required";

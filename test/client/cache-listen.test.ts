@@ -80,10 +80,10 @@ describe("McpClient listen, modern era, on shutdown", () => {
     await ours.close();
   });
 
-  it("should end the iteration when the server closes the listen stream", async () => {
+  it("should end the iteration when the server closes the listen stream, with reconnect: false", async () => {
     const ours = await startOurServer("node");
     const client = await McpClient.connect(ours.url, { ...ours.reach });
-    const subscription = client.listen({ toolsListChanged: true });
+    const subscription = client.listen({ toolsListChanged: true }, { reconnect: false });
     await subscription.acknowledged;
     const done = subscription.next();
     await ours.mcp.close();

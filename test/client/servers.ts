@@ -57,11 +57,13 @@ export interface SeenRequest {
 export interface WatchedServer extends OurServer {
   requests: SeenRequest[];
   getStreams: Set<ServerResponse>;
+  /** The open `subscriptions/listen` response streams (modern era). */
+  listenStreams: Set<ServerResponse>;
 }
 
-/** Starts the fixture server on node:http with every request recorded. */
+/** Starts the fixture server on node:http (on `port`, or any) with every request recorded. */
 export async function startWatchedServer(
-  options: { legacy?: boolean | { stateless?: boolean; retryMs?: number } } = {},
+  options: { legacy?: boolean | { stateless?: boolean; retryMs?: number }; port?: number } = {},
 ): Promise<WatchedServer> {
   const server = createFixtureServer();
   // Closes its POST stream early (2025-11-25 polling), then answers: the client must resume.
@@ -75,6 +77,7 @@ export async function startWatchedServer(
   const handle = toNodeHandler(mcp);
   const requests: SeenRequest[] = [];
   const getStreams = new Set<ServerResponse>();
+  const listenStreams = new Set<ServerResponse>();
   const http = createServer((req, res) => {
     const seen: SeenRequest = { method: req.method ?? "" };
     const session = req.headers["mcp-session-id"];
@@ -86,9 +89,13 @@ export async function startWatchedServer(
       getStreams.add(res);
       res.once("close", () => getStreams.delete(res));
     }
+    if (req.headers["mcp-method"] === "subscriptions/listen") {
+      listenStreams.add(res);
+      res.once("close", () => listenStreams.delete(res));
+    }
     void handle(req, res);
   });
-  await new Promise<void>((resolve) => http.listen(0, "127.0.0.1", resolve));
+  await new Promise<void>((resolve) => http.listen(options.port ?? 0, "127.0.0.1", resolve));
   return {
     server,
     mcp,
@@ -96,6 +103,7 @@ export async function startWatchedServer(
     reach: { eraCache: new Map() },
     requests,
     getStreams,
+    listenStreams,
     close: async () => {
       await mcp.close();
       http.closeAllConnections();
