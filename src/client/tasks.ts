@@ -1,6 +1,6 @@
 import { ErrorCode, McpError } from "../protocol/errors.js";
+import { TASKS_EXTENSION } from "../protocol/extensions.js";
 import { isObject, type JsonObject } from "../protocol/messages.js";
-import { TASKS_EXTENSION } from "../server/task-shape.js";
 import { type InputRequest, InputRequiredError } from "./errors.js";
 import { answerInput, canAnswer } from "./input.js";
 import { sleep } from "./sse.js";

@@ -9,9 +9,9 @@ import type { McpHttpRequest, McpHttpResponse } from "./types.js";
 const WELL_KNOWN = "/.well-known/oauth-protected-resource";
 
 /** The canonical URL of the endpoint a request was sent to (RFC 8707: no query, no fragment). */
-export function resourceOf(auth: McpAuth, url: string): string {
+export function resourceOf(auth: McpAuth, url: URL): string {
   if (auth.resource !== undefined) return auth.resource;
-  const { origin, pathname, hostname } = new URL(url);
+  const { origin, pathname, hostname } = url;
   if (!warnedAboutResource && !LOOPBACK.has(hostname)) {
     warnedAboutResource = true;
     // The URL's host comes from the request's Host header: fine on loopback, weak in public.
@@ -100,14 +100,15 @@ export async function authenticate(
   req: McpHttpRequest,
   reportError: (error: unknown) => void,
 ): Promise<AuthOutcome> {
-  const resource = resourceOf(auth, req.url);
+  const url = new URL(req.url);
+  const resource = resourceOf(auth, url);
   const refuse = (status: number, message: string, header: string): AuthOutcome => ({
     response: errorResponse(status, ErrorCode.InvalidRequest, message, undefined, undefined, {
       "www-authenticate": header,
     }),
   });
   // Tokens in URIs end up in logs and Referer headers (spec: authorization, token handling).
-  if (new URL(req.url).searchParams.has("access_token"))
+  if (url.searchParams.has("access_token"))
     return refuse(
       400,
       "Access tokens must be sent in the Authorization header",

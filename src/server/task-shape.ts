@@ -1,9 +1,9 @@
+import { TASKS_EXTENSION } from "../protocol/extensions.js";
 import type { JsonObject } from "../protocol/messages.js";
 import { isObject } from "../protocol/messages.js";
 import type { TaskRecord, TaskStatus } from "../store/types.js";
 
-/** The extension identifier, negotiated in `capabilities.extensions` (PROTOCOL §6). */
-export const TASKS_EXTENSION = "io.modelcontextprotocol/tasks";
+export { TASKS_EXTENSION };
 
 const TERMINAL: ReadonlySet<TaskStatus> = new Set(["completed", "failed", "cancelled"]);
 
