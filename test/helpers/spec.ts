@@ -3,8 +3,8 @@ import { fileURLToPath } from "node:url";
 import { Ajv2020, type ValidateFunction } from "ajv/dist/2020.js";
 import { TASK_RESULTS, TASK_SCHEMA } from "./task-schema.js";
 
-/** The shared spec schemas live beside the repository, in ../shared/spec. */
-const SPEC_DIR = fileURLToPath(new URL("../../../shared/spec/", import.meta.url));
+/** The MCP JSON Schemas, kept as test fixtures (see test/fixtures/spec/README.md). */
+const SPEC_DIR = fileURLToPath(new URL("../fixtures/spec/", import.meta.url));
 
 type Era = "modern" | "legacy";
 const FILES: Record<Era, string> = {

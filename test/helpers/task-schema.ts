@@ -1,7 +1,7 @@
 /**
  * JSON Schemas of the tasks extension's wire shapes, written from the ext-tasks specification
  * (repository modelcontextprotocol/ext-tasks, specification/draft/tasks.md: Task, DetailedTask,
- * CreateTaskResult, notifications/tasks), which ../shared/spec does not cover. They refer to the
+ * CreateTaskResult, notifications/tasks), which the MCP schemas in test/fixtures/spec do not cover. They refer to the
  * 2026-07-28 schema (registered as "spec") for the shapes they share with it.
  */
 const ISO = { type: "string", pattern: "^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}" };
