@@ -13,7 +13,8 @@ function importGraph(entry: string): { files: Set<string>; bare: Set<string> } {
   const visit = (file: string) => {
     if (files.has(file)) return;
     files.add(file);
-    const source = readFileSync(file, "utf8");
+    // Doc comments keep their @example code, whose imports are no part of the module.
+    const source = readFileSync(file, "utf8").replace(/\/\*[\s\S]*?\*\//g, "");
     for (const match of source.matchAll(
       /(?:import|export)\s[^'"]*?from\s*["']([^"']+)["']|import\(\s*["']([^"']+)["']\s*\)|import\s*["']([^"']+)["']/g,
     )) {
