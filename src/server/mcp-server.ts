@@ -1,9 +1,11 @@
 import type { JsonObject } from "../protocol/messages.js";
+import type { InferJsonSchema, PromptArgs, ToolArgs } from "./infer-args.js";
 import { type CompiledSchema, compileSchema } from "./schema.js";
 import type {
   CacheHints,
   Implementation,
   MethodHandler,
+  PromptArgument,
   PromptHandler,
   PromptOptions,
   ResourceHandler,
@@ -139,8 +141,31 @@ export class McpServer {
     }
   }
 
-  /** Registers a tool; its schemas are compiled now, so a bad schema throws here. */
-  tool<Input = JsonObject>(options: ToolOptions<Input>, handler: ToolHandler<Input>): Registration {
+  /**
+   * Registers a tool whose `input` is a JSON Schema written inline: the handler's arguments are
+   * typed from it (see {@link InferJsonSchema}). Its schemas are compiled now, so a bad one throws.
+   *
+   * @example
+   * ```ts
+   * server.tool(
+   *   {
+   *     name: "forecast",
+   *     input: { type: "object", properties: { city: { type: "string" } }, required: ["city"] },
+   *   },
+   *   ({ city }) => `Sunny in ${city.toUpperCase()}`,
+   * );
+   * ```
+   */
+  tool<const Schema extends JsonObject>(
+    options: ToolOptions & { input: Schema },
+    handler: ToolHandler<ToolArgs<Schema>>,
+  ): Registration;
+  /**
+   * Registers a tool; `Input` is inferred from a Standard Schema `input` (e.g. zod 4) or given
+   * explicitly. Its schemas are compiled now, so a bad one throws.
+   */
+  tool<Input = JsonObject>(options: ToolOptions<Input>, handler: ToolHandler<Input>): Registration;
+  tool(options: ToolOptions<unknown>, handler: ToolHandler<never>): Registration {
     if (!TOOL_NAME.test(options.name)) throw new TypeError(`Invalid tool name: ${options.name}`);
     if (this.tools.has(options.name)) throw new TypeError(`Duplicate tool: ${options.name}`);
     const input = options.input ? compileSchema(options.input, "input") : undefined;
@@ -160,7 +185,11 @@ export class McpServer {
     return this.#register(this.tools, options.name, entry, "tools");
   }
 
-  /** Registers a prompt. */
+  /** Registers a prompt; the handler's arguments are typed from the `arguments` list as written. */
+  prompt<const Args extends readonly PromptArgument[] = PromptArgument[]>(
+    options: PromptOptions<Args>,
+    handler: PromptHandler<PromptArgs<Args>>,
+  ): Registration;
   prompt(options: PromptOptions, handler: PromptHandler): Registration {
     if (this.prompts.has(options.name)) throw new TypeError(`Duplicate prompt: ${options.name}`);
     const definition = definitionOf(options, ["scopes"]);

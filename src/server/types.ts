@@ -151,13 +151,13 @@ export interface PromptArgument {
   complete?: Completer;
 }
 
-/** Options of {@link McpServer.prompt}. */
-export interface PromptOptions {
+/** Options of {@link McpServer.prompt}; `Args` is the argument list as written. */
+export interface PromptOptions<Args extends readonly PromptArgument[] = PromptArgument[]> {
   name: string;
   title?: string;
   description?: string;
   icons?: Icon[];
-  arguments?: PromptArgument[];
+  arguments?: Args;
   scopes?: string[];
   _meta?: JsonObject;
 }
@@ -175,8 +175,8 @@ export type PromptReturn =
   | { description?: string; messages: PromptMessage[]; _meta?: JsonObject };
 
 /** A prompt handler. */
-export type PromptHandler = (
-  args: Record<string, string>,
+export type PromptHandler<Args = Record<string, string>> = (
+  args: Args,
   ctx: HandlerContext,
 ) => PromptReturn | Promise<PromptReturn>;
 
