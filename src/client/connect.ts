@@ -1,4 +1,5 @@
-import { McpHttpError } from "./errors.js";
+import { MODERN_VERSION } from "../protocol/versions.js";
+import { McpError, McpHttpError } from "./errors.js";
 import { HttpWire } from "./http-wire.js";
 import {
   isLegacyAnswer,
@@ -7,6 +8,7 @@ import {
   type Session,
   type SessionConfig,
 } from "./session.js";
+import { sleep } from "./sse.js";
 import { SseWire } from "./sse-wire.js";
 import type { Era } from "./types.js";
 import type { Wire } from "./wire.js";
@@ -17,8 +19,13 @@ export interface EraOptions {
   era: Era | "auto";
   /** Where detected eras are remembered, by endpoint; `undefined` remembers nothing. */
   eraCache: Map<string, Era> | undefined;
-  /** How long a stdio probe waits for `server/discover` before trying `initialize`. */
+  /**
+   * How long a detecting stdio probe waits for `server/discover` before asking with `ping`
+   * whether the server is up, and once it is, before taking it for a legacy server. Unused
+   * when the era is forced.
+   */
   probeTimeoutMs: number;
+  /** Bounds opening the session, whatever the era. */
   signal?: AbortSignal;
 }
 
@@ -33,15 +40,10 @@ export function endpointKey(url: URL): string {
 async function openModern(
   wire: Wire,
   config: SessionConfig,
-  options: EraOptions,
+  signal: AbortSignal | undefined,
 ): Promise<Session> {
-  const session = new ModernSession(wire, config, "2026-07-28");
-  // stdio has no status codes: a legacy server may simply not answer the probe.
-  const probe =
-    wire.kind === "http"
-      ? options.signal
-      : anySignal(options.signal, AbortSignal.timeout(options.probeTimeoutMs));
-  await session.open(probe);
+  const session = new ModernSession(wire, config, MODERN_VERSION);
+  await session.open(signal);
   return session;
 }
 
@@ -55,25 +57,84 @@ async function openLegacy(
   return session;
 }
 
+/** The server is up (it answered `ping`) but leaves the modern probe unanswered. */
+class ProbeIgnoredError extends Error {
+  constructor() {
+    super("server/discover went unanswered while the server answered ping");
+    this.name = "ProbeIgnoredError";
+  }
+}
+
+/**
+ * The modern probe of era detection. HTTP answers it with a status. stdio has none: a legacy
+ * server may leave the probe unanswered, but so does any server still starting, and a slow
+ * start is no legacy server. So silence past `probeTimeoutMs` is put to a `ping`, which
+ * servers answer before `initialize` too (spec 2025-11-25: basic/lifecycle): unanswered, the
+ * server is still starting and the probe waits on; answered, the server has read the probe
+ * (stdio keeps order) and gets as long again to answer it before it counts as ignored.
+ */
+async function probeModern(
+  wire: Wire,
+  config: SessionConfig,
+  options: EraOptions,
+): Promise<Session> {
+  if (wire.kind === "http") return openModern(wire, config, options.signal);
+  const session = new ModernSession(wire, config, MODERN_VERSION);
+  const ignored = new AbortController();
+  const settled = new AbortController();
+  const probing = anySignal(options.signal, ignored.signal);
+  void isIgnoring(session, options.probeTimeoutMs, anySignal(probing, settled.signal)).then(
+    (ignoring) => ignoring && ignored.abort(new ProbeIgnoredError()),
+  );
+  try {
+    await session.open(probing);
+    return session;
+  } finally {
+    settled.abort();
+  }
+}
+
+/** Whether a server stays silent on the probe after `ping` showed it up; false once aborted. */
+async function isIgnoring(session: Session, ms: number, signal: AbortSignal): Promise<boolean> {
+  try {
+    await sleep(ms, signal);
+    // Any answer counts, an error too: the server is up.
+    await session.request("ping", {}, { signal }).catch((error: unknown) => {
+      if (!(error instanceof McpError)) throw error;
+    });
+    await sleep(ms, signal);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 function anySignal(...signals: (AbortSignal | undefined)[]): AbortSignal {
   return AbortSignal.any(signals.filter((s): s is AbortSignal => s !== undefined));
 }
 
-function isProbeTimeout(error: unknown, options: EraOptions): boolean {
-  return (error as Error)?.name === "TimeoutError" && !options.signal?.aborted;
+/** Detection tried both eras: the error says what each answered, and carries the last. */
+function neitherEra(probe: unknown, error: unknown): Error {
+  const why = (e: unknown) => (e instanceof Error ? e.message : String(e));
+  const message =
+    why(probe) === why(error)
+      ? `server/discover and initialize both failed (${why(error)})`
+      : `server/discover failed (${why(probe)}), then initialize failed (${why(error)})`;
+  return new Error(`No era answered: ${message}`, { cause: error });
 }
 
 /**
  * Opens a session in the server's era: the one forced or remembered, else a modern probe
  * first and `initialize` when the answer is not a modern one. A remembered era that fails is
- * forgotten and detected again.
+ * forgotten and detected again. A forced era is opened at once, bounded by `signal` alone:
+ * the probe's wait belongs to detection.
  */
 export async function openSession(
   wire: Wire,
   config: SessionConfig,
   options: EraOptions,
 ): Promise<Session> {
-  if (options.era === "modern") return openModern(wire, config, options);
+  if (options.era === "modern") return openModern(wire, config, options.signal);
   if (options.era === "legacy") return openLegacyOrSse(wire, config, options);
   const key = wire instanceof HttpWire ? endpointKey(wire.url) : undefined;
   const remembered = key ? options.eraCache?.get(key) : undefined;
@@ -86,10 +147,14 @@ export async function openSession(
   }
   let session: Session;
   try {
-    session = await openModern(wire, config, options);
-  } catch (error) {
-    if (!isLegacyAnswer(error) && !isProbeTimeout(error, options)) throw error;
-    session = await openLegacyOrSse(wire, config, options);
+    session = await probeModern(wire, config, options);
+  } catch (probe) {
+    if (!isLegacyAnswer(probe) && !(probe instanceof ProbeIgnoredError)) throw probe;
+    try {
+      session = await openLegacyOrSse(wire, config, options);
+    } catch (error) {
+      throw neitherEra(probe, error);
+    }
   }
   if (key) options.eraCache?.set(key, session.era);
   return session;

@@ -1,0 +1,164 @@
+import { parseArgs } from "node:util";
+import type { Era } from "../client/index.js";
+import { isObject, type JsonObject } from "../protocol/messages.js";
+
+/** What `mcp-mount --help` prints. */
+export const USAGE = `Usage:
+  mcp-mount inspect <url | command [args...]>          server info, tools, prompts, resources
+  mcp-mount call <url | "command args"> <tool> [json]  call a tool with JSON arguments
+
+Options (recognised anywhere on the line, before or after the other arguments, up to "--"):
+  -H, --header "Name: value"   add an HTTP header (repeatable), e.g. Authorization
+  --era modern|legacy|auto     force an era, or detect it (default auto)
+  --timeout <ms>               wait for an answer: to connect and per round trip
+                               (default 60000; 0 waits for ever)
+  --json                       print JSON instead of text (inspect; call always does)
+  -h, --help
+
+Everything after "--" goes to the server command verbatim, its own options too. An unknown
+option or a leftover argument before it is refused (exit 2):
+  mcp-mount inspect --json -- node --import tsx server.ts
+  mcp-mount call https://example.com/mcp whoami '{}' -H "Authorization: Bearer …"`;
+
+/** A command line that cannot be run: it is refused with this message and exit code 2. */
+export class UsageError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = "UsageError";
+  }
+}
+
+/** Where the server is: a Streamable HTTP URL, or a program to run and speak stdio with. */
+export type Target =
+  | { kind: "http"; url: string }
+  | { kind: "stdio"; command: string; args: string[] };
+
+/** How the CLI's client connects, from its options. */
+export interface ClientFlags {
+  headers: Record<string, string>;
+  era: Era | "auto";
+  /** Milliseconds to connect, and per round trip; 0 for no limit. */
+  timeoutMs: number;
+}
+
+/** What one command line asks for. */
+export type CommandLine =
+  | { command: "help" }
+  | { command: "inspect"; target: Target; json: boolean; flags: ClientFlags }
+  | { command: "call"; target: Target; tool: string; args: JsonObject; flags: ClientFlags };
+
+const OPTIONS = {
+  header: { type: "string", short: "H", multiple: true },
+  era: { type: "string", default: "auto" },
+  timeout: { type: "string", default: "60000" },
+  json: { type: "boolean", default: false },
+  help: { type: "boolean", short: "h", default: false },
+} as const;
+
+/**
+ * Reads argv: our options wherever they stand up to `--`, the rest positionals. Anything
+ * unknown or left over is a {@link UsageError}, so a misplaced option never goes unnoticed.
+ */
+export function parseCommandLine(argv: string[]): CommandLine {
+  const { values, positionals } = parse(argv);
+  if (values.help) return { command: "help" };
+  const [command, ...rest] = positionals;
+  if (command === undefined) throw new UsageError("name a command: inspect or call");
+  const flags: ClientFlags = {
+    headers: toHeaders(values.header ?? []),
+    era: toEra(values.era),
+    timeoutMs: toTimeout(values.timeout),
+  };
+  if (command === "inspect") {
+    return { command, target: toTarget(rest), json: values.json, flags };
+  }
+  if (command === "call") {
+    const [server, tool, json, extra] = rest;
+    if (server === undefined || tool === undefined) {
+      throw new UsageError('call needs a server and a tool: call <url | "command"> <tool> [json]');
+    }
+    if (extra !== undefined) {
+      throw new UsageError(
+        `unexpected argument ${extra}: call takes a server, a tool and JSON; a command with arguments is one quoted word`,
+      );
+    }
+    return { command, target: toTarget([server]), tool, args: toArguments(json), flags };
+  }
+  throw new UsageError(`unknown command ${command}: inspect or call`);
+}
+
+function parse(argv: string[]) {
+  try {
+    return parseArgs({ args: argv, options: OPTIONS, allowPositionals: true, strict: true });
+  } catch (error) {
+    throw new UsageError(unknownOption(argv) ?? (error instanceof Error ? error.message : ""));
+  }
+}
+
+/** Names the first option we do not know, and where a server command's own options go. */
+function unknownOption(argv: string[]): string | undefined {
+  const { tokens } = parseArgs({
+    args: argv,
+    options: OPTIONS,
+    allowPositionals: true,
+    strict: false,
+    tokens: true,
+  });
+  for (const token of tokens) {
+    if (token.kind === "option" && !Object.hasOwn(OPTIONS, token.name)) {
+      return `unknown option ${token.rawName} (a server command's own options go after --, as in: mcp-mount inspect -- node ${token.rawName} server.js)`;
+    }
+  }
+  return undefined;
+}
+
+function toHeaders(lines: string[]): Record<string, string> {
+  const headers: Record<string, string> = {};
+  for (const line of lines) {
+    const at = line.indexOf(":");
+    if (at <= 0) throw new UsageError(`-H takes "Name: value", not "${line}"`);
+    headers[line.slice(0, at).trim()] = line.slice(at + 1).trim();
+  }
+  return headers;
+}
+
+function toEra(era: string): Era | "auto" {
+  if (era === "modern" || era === "legacy" || era === "auto") return era;
+  throw new UsageError(`--era is modern, legacy or auto, not "${era}"`);
+}
+
+function toTimeout(ms: string): number {
+  if (!/^\d+$/.test(ms)) throw new UsageError(`--timeout takes milliseconds, not "${ms}"`);
+  return Number(ms);
+}
+
+function toArguments(json: string | undefined): JsonObject {
+  if (json === undefined) return {};
+  let args: unknown;
+  try {
+    args = JSON.parse(json);
+  } catch (error) {
+    throw new UsageError(`the tool's arguments are not JSON: ${String(error)}`);
+  }
+  if (!isObject(args)) throw new UsageError(`the tool's arguments are a JSON object, not ${json}`);
+  return args;
+}
+
+/** A URL alone, a command and its arguments, or a whole command in one quoted word. */
+function toTarget([first, ...rest]: string[]): Target {
+  if (first === undefined) throw new UsageError("name a server: a URL or a command");
+  if (/^https?:\/\//.test(first)) {
+    if (rest[0] !== undefined) {
+      throw new UsageError(`unexpected argument ${rest[0]}: a URL takes no arguments`);
+    }
+    return { kind: "http", url: first };
+  }
+  const [command, ...args] = rest.length === 0 ? splitCommand(first) : [first, ...rest];
+  if (command === undefined) throw new UsageError("name a server: a URL or a command");
+  return { kind: "stdio", command, args };
+}
+
+/** Splits a command line on spaces, keeping quoted parts together. */
+function splitCommand(line: string): string[] {
+  return [...line.matchAll(/"([^"]*)"|'([^']*)'|(\S+)/g)].map((m) => m[1] ?? m[2] ?? m[3]!);
+}
