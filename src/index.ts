@@ -1,7 +1,9 @@
 export type { RequestInfo } from "./http/core.js";
 export type { McpHandler, McpHandlerOptions } from "./http/handler.js";
 export { createMcpHandler } from "./http/handler.js";
+export type { TrustProxy } from "./http/proxy.js";
 export type { BodyResult, McpHttpRequest, McpHttpResponse } from "./http/types.js";
+export type { FetchOptions } from "./http/web.js";
 export { ErrorCode, type ErrorCodeValue, isMcpError, McpError } from "./protocol/errors.js";
 export {
   LEGACY_VERSIONS,
@@ -10,6 +12,7 @@ export {
   MODERN_VERSIONS,
   SUPPORTED_VERSIONS,
 } from "./protocol/versions.js";
+export type { InferJsonSchema } from "./server/infer-args.js";
 export type { ChangeEvent, McpServerOptions, Registration } from "./server/mcp-server.js";
 export { McpServer } from "./server/mcp-server.js";
 export type { SchemaInput, StandardSchemaV1 } from "./server/schema.js";

@@ -47,6 +47,7 @@ function readNodeBody(req: NodeRequest, limit: number): Promise<BodyResult> {
 class NodeHttpRequest implements McpHttpRequest {
   readonly method: string;
   readonly localAddress: string | undefined;
+  readonly remoteAddress: string | undefined;
   readonly #req: NodeRequest;
   readonly #abort = new LazyAbort();
 
@@ -54,6 +55,7 @@ class NodeHttpRequest implements McpHttpRequest {
     this.#req = req as NodeRequest;
     this.method = req.method ?? "GET";
     this.localAddress = req.socket.localAddress;
+    this.remoteAddress = req.socket.remoteAddress;
     res.once("close", () => {
       if (!res.writableFinished) this.#abort.abort(new Error("client disconnected"));
     });

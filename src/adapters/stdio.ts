@@ -76,7 +76,6 @@ export function serveStdio(server: McpServer, options: StdioOptions = {}): Stdio
     bus: store.bus,
     channel: "mcp:changes",
     keepAliveMs: 0,
-    maxStreams: 10_000,
     onError,
   });
   const inflight = new Map<string, LazyAbort>();

@@ -3,6 +3,8 @@ import type { DispatchRuntime } from "../server/dispatch.js";
 import type { McpServer } from "../server/mcp-server.js";
 import type { AuthInfo, Era, Implementation } from "../server/types.js";
 import type { ListenHub } from "./listen-hub.js";
+import type { StreamSlots } from "./stream-slots.js";
+import type { McpHttpRequest } from "./types.js";
 
 /** What the `onRequest` hook learns about each request. */
 export interface RequestInfo {
@@ -24,6 +26,10 @@ export interface HandlerCore {
   server: McpServer;
   runtime: DispatchRuntime;
   hub: ListenHub;
+  /** Admission of long-lived connections, per process and per client. */
+  slots: StreamSlots;
+  /** Who a request comes from, for per-client limits: the principal, else the client address. */
+  clientOf(req: McpHttpRequest, auth: AuthInfo | undefined): string;
   /** Lists hold only what the caller has the scopes for (auth's `hideUnauthorized`). */
   hideUnauthorized: boolean;
   /** Tool calls may run as tasks (the tasks extension is on). */

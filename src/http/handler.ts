@@ -8,7 +8,7 @@ import {
   isResponse,
 } from "../protocol/messages.js";
 import { MetaKey } from "../protocol/versions.js";
-import { hasScopes, scopesFor } from "../server/access.js";
+import { hasScopes, principalKey, scopesFor } from "../server/access.js";
 import type { McpServer } from "../server/mcp-server.js";
 import { isModernRequest } from "../server/modern-meta.js";
 import { createStateSealer } from "../server/request-state.js";
@@ -21,10 +21,13 @@ import { type HandlerCore, type RequestInfo, toRequestInfo } from "./core.js";
 import { LegacyEra, type LegacyOptions } from "./legacy.js";
 import { ListenHub } from "./listen-hub.js";
 import { handleModern } from "./modern.js";
+import { isBrowserVisit, landingPage } from "./landing-page.js";
 import { isHostAllowed, isOriginAllowed } from "./origin.js";
+import { asForwarded, clientAddressOf, proxyHops, type TrustProxy } from "./proxy.js";
 import { errorResponse, methodNotAllowed } from "./responses.js";
+import { StreamSlots } from "./stream-slots.js";
 import type { McpHttpRequest, McpHttpResponse } from "./types.js";
-import { fromWebRequest, toWebResponse } from "./web.js";
+import { type FetchOptions, fromWebRequest, toWebResponse } from "./web.js";
 
 /** Options of {@link createMcpHandler}. */
 export interface McpHandlerOptions {
@@ -44,6 +47,13 @@ export interface McpHandlerOptions {
    * socket, loopback names only; otherwise any
    */
   allowedHosts?: readonly string[];
+  /**
+   * Proxies in front of the endpoint whose `X-Forwarded-Host`, `-Proto` and `-For` headers are
+   * believed: `true` for one, or their number. The Host and Origin checks, the auth resource URL
+   * and the client address then use the forwarded values; set `allowedHosts` to the public names.
+   * @default false
+   */
+  trustProxy?: TrustProxy;
   /** Largest request body in bytes. @default 4 MiB */
   maxBodyBytes?: number;
   /** Lifetime of a sealed `requestState` in milliseconds. @default 300_000 */
@@ -52,8 +62,13 @@ export interface McpHandlerOptions {
   singleUseState?: boolean;
   /** Interval of SSE keep-alive comments on long-lived streams. @default 15_000 */
   keepAliveMs?: number;
-  /** Most listen streams open at once in this process. @default 10_000 */
+  /** Most long-lived streams (listen, legacy GET) open at once in this process. @default 10_000 */
   maxStreams?: number;
+  /**
+   * Most long-lived streams one client holds open in this process: its principal (issuer and
+   * subject) with auth, else its address (`trustProxy` decides which). 429 beyond. @default 100
+   */
+  maxStreamsPerClient?: number;
   /**
    * The tasks extension (`io.modelcontextprotocol/tasks`): tools with `taskSupport` run as
    * tasks for clients that declare it; `false` turns it off. @default {}
@@ -71,7 +86,7 @@ export interface McpHandlerOptions {
 export interface McpHandler {
   readonly server: McpServer;
   /** Serves a Web `Request`; bound, so it can be passed around. */
-  readonly fetch: (request: Request) => Promise<Response>;
+  readonly fetch: (request: Request, options?: FetchOptions) => Promise<Response>;
   /** Serves a transport-neutral request; adapters use it to skip Web object allocation. */
   readonly handle: (request: McpHttpRequest) => Promise<McpHttpResponse>;
   /** Resolves once change notifications published by other processes reach this one. */
@@ -83,7 +98,6 @@ export interface McpHandler {
 }
 
 const DEFAULT_MAX_BODY = 4 * 1024 * 1024;
-let warnedAboutSecret = false;
 
 function mediaType(value: string | null): string {
   if (value === "application/json") return value;
@@ -116,12 +130,7 @@ function acceptsBoth(accept: string | null): boolean {
 export function createMcpHandler(server: McpServer, options: McpHandlerOptions = {}): McpHandler {
   const store = options.store ?? memoryStore();
   const maxBody = options.maxBodyBytes ?? DEFAULT_MAX_BODY;
-  if (options.secret === undefined && !warnedAboutSecret) {
-    warnedAboutSecret = true;
-    console.warn(
-      "mcp-mount: no `secret` given; requestState is sealed with a random per-process key, so multi round-trip retries only work on this process.",
-    );
-  }
+  const hops = proxyHops(options.trustProxy);
   const reportError = (error: unknown, method?: string) => {
     try {
       options.onError?.(error, method === undefined ? {} : { method });
@@ -159,9 +168,14 @@ export function createMcpHandler(server: McpServer, options: McpHandlerOptions =
       bus: store.bus,
       channel: changes,
       keepAliveMs: options.keepAliveMs ?? 15_000,
-      maxStreams: options.maxStreams ?? 10_000,
       onError: (error) => reportError(error),
     }),
+    slots: new StreamSlots({
+      max: options.maxStreams ?? 10_000,
+      maxPerClient: options.maxStreamsPerClient ?? 100,
+    }),
+    clientOf: (req, caller) =>
+      caller ? `p:${principalKey(caller)}` : `a:${clientAddressOf(req, hops) ?? ""}`,
     hideUnauthorized: options.auth?.hideUnauthorized ?? false,
     tasksEnabled: tasks !== undefined,
     reportError,
@@ -179,6 +193,8 @@ export function createMcpHandler(server: McpServer, options: McpHandlerOptions =
       ? undefined
       : new LegacyEra(core, store, options.legacy === true ? {} : (options.legacy ?? {}));
   const auth = options.auth;
+  // Stateless legacy mode serves no GET streams and no DELETE: sessions are what they act on.
+  const allow = legacy && !legacy.stateless ? "GET, POST, DELETE" : "POST";
   let closing = false;
 
   async function handle(req: McpHttpRequest): Promise<McpHttpResponse> {
@@ -191,7 +207,8 @@ export function createMcpHandler(server: McpServer, options: McpHandlerOptions =
     }
   }
 
-  async function route(req: McpHttpRequest): Promise<McpHttpResponse> {
+  async function route(received: McpHttpRequest): Promise<McpHttpResponse> {
+    const req = hops > 0 ? asForwarded(received) : received;
     if (closing)
       return errorResponse(
         503,
@@ -201,8 +218,14 @@ export function createMcpHandler(server: McpServer, options: McpHandlerOptions =
         undefined,
         { "retry-after": "1" },
       );
-    if (!isHostAllowed(req.header("host"), req.localAddress, options.allowedHosts)) {
-      return errorResponse(403, ErrorCode.InvalidRequest, "Host not allowed");
+    // Behind a trusted proxy the socket is the proxy's: its loopback address says nothing.
+    const local = hops > 0 ? undefined : req.localAddress;
+    if (!isHostAllowed(req.header("host"), local, options.allowedHosts)) {
+      return errorResponse(
+        403,
+        ErrorCode.InvalidRequest,
+        "Host not allowed: list the endpoint's public names in allowedHosts (and set trustProxy behind a proxy)",
+      );
     }
     // Public, and read cross-origin by browser clients: served before the Origin check.
     if (isMetadataRequest(req)) {
@@ -212,6 +235,8 @@ export function createMcpHandler(server: McpServer, options: McpHandlerOptions =
     if (!isOriginAllowed(req.header("origin"), req.header("host"), options.allowedOrigins)) {
       return errorResponse(403, ErrorCode.InvalidRequest, "Origin not allowed");
     }
+    if (req.method === "GET" && isBrowserVisit(req))
+      return landingPage(req.url, auth ? undefined : server.info, allow);
     let caller: { auth: AuthInfo; resource: string } | undefined;
     if (auth) {
       const outcome = await authenticate(auth, req, reportError);
@@ -228,7 +253,7 @@ export function createMcpHandler(server: McpServer, options: McpHandlerOptions =
     }
     if (legacy && req.method === "GET") return legacy.get(req, caller?.auth);
     if (legacy && req.method === "DELETE") return legacy.delete(req, caller?.auth);
-    if (req.method !== "POST") return methodNotAllowed();
+    if (req.method !== "POST") return methodNotAllowed(allow);
     if (mediaType(req.header("content-type")) !== "application/json") {
       return errorResponse(415, ErrorCode.InvalidRequest, "Content-Type must be application/json");
     }
@@ -291,10 +316,11 @@ export function createMcpHandler(server: McpServer, options: McpHandlerOptions =
 
   return {
     server,
-    fetch: async (request) => toWebResponse(await handle(fromWebRequest(request))),
+    fetch: async (request, fetchOptions) =>
+      toWebResponse(await handle(fromWebRequest(request, fetchOptions))),
     handle,
     ready: core.hub.ready,
-    stats: () => ({ streams: core.hub.size, sessionsHeld: legacy?.held ?? 0 }),
+    stats: () => ({ streams: core.slots.size, sessionsHeld: legacy?.held ?? 0 }),
     async close() {
       if (closing) return;
       closing = true;

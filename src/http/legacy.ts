@@ -24,6 +24,7 @@ import { LegacyStream, type StreamEvent, streamOfEventId } from "./legacy-stream
 import { errorResponse, methodNotAllowed } from "./responses.js";
 import { SessionCache } from "./session-cache.js";
 import { SSE_HEADERS, SseStream } from "./sse.js";
+import { granted } from "./stream-slots.js";
 import type { McpHttpRequest, McpHttpResponse } from "./types.js";
 
 /** Options of the legacy era (protocol 2025-03-26 to 2025-11-25). */
@@ -38,6 +39,12 @@ export interface LegacyOptions {
   retryMs?: number;
   /** How often GET streams left by their clients are checked against expired sessions. @default 60_000 */
   sweepIntervalMs?: number;
+  /**
+   * How long a GET stream whose client left goes on logging for a resumption with
+   * `Last-Event-ID` (here or on another process); after it, what it missed is not kept.
+   * @default 120_000
+   */
+  resumeWindowMs?: number;
 }
 
 const SESSION_METHODS = new Set([
@@ -98,6 +105,11 @@ export class LegacyEra {
   readonly #sweeper: ReturnType<typeof setInterval>;
   readonly #handoffs: Promise<() => Promise<void>>;
   readonly #cache: SessionCache;
+  /** GET streams whose client left, oldest first, each with the timer that forgets it. */
+  readonly #waiting = new Map<
+    string,
+    { timer: ReturnType<typeof setTimeout>; standalone: LegacyStream }
+  >();
   #closing = false;
 
   constructor(core: HandlerCore, store: McpStore, options: LegacyOptions) {
@@ -109,6 +121,7 @@ export class LegacyEra {
       requestTimeoutMs: options.requestTimeoutMs ?? 300_000,
       retryMs: options.retryMs ?? 1_000,
       sweepIntervalMs: options.sweepIntervalMs ?? 60_000,
+      resumeWindowMs: options.resumeWindowMs ?? 120_000,
     };
     this.#sweeper = setInterval(() => void this.#sweep(), this.#options.sweepIntervalMs);
     this.#cache = new SessionCache(
@@ -141,7 +154,7 @@ export class LegacyEra {
 
   /** Serves a GET: the session's standalone stream, or the resumption of any of its streams. */
   get(req: McpHttpRequest, auth?: AuthInfo): Promise<McpHttpResponse> {
-    return this.#available(() => this.#get(req, principalKey(auth)));
+    return this.#available(() => this.#get(req, auth));
   }
 
   /** Serves a DELETE: ends the session and its streams. */
@@ -235,51 +248,87 @@ export class LegacyEra {
     );
   }
 
-  async #get(req: McpHttpRequest, principal: string): Promise<McpHttpResponse> {
+  async #get(req: McpHttpRequest, auth: AuthInfo | undefined): Promise<McpHttpResponse> {
     if (this.#options.stateless) return methodNotAllowed();
     const accept = req.header("accept") ?? "";
     if (!/text\/event-stream|\*\/\*/.test(accept))
       return errorResponse(406, ErrorCode.InvalidRequest, "Accept must include text/event-stream");
     const sessionId = req.header("mcp-session-id");
     if (sessionId === null) return sessionError(400, "Mcp-Session-Id header is required");
-    const record = await this.#session(sessionId, principal);
+    const record = await this.#session(sessionId, principalKey(auth));
     if (!record) return sessionError(404, "Session not found");
     const runtime = this.#runtime(record);
-    const writer = new SseStream();
-    const sse = { status: 200, headers: { ...SSE_HEADERS }, body: writer.readable };
     const lastEventId = req.header("last-event-id");
     const streamId = lastEventId === null ? undefined : streamOfEventId(lastEventId);
-    if (lastEventId !== null && streamId !== undefined && !streamId.startsWith("g")) {
-      await this.#resumePost(runtime, streamId, lastEventId, writer);
-      return sse;
-    }
-    if (runtime.standalone?.attached && lastEventId === null) {
+    const resumesPost = lastEventId !== null && streamId !== undefined && !streamId.startsWith("g");
+    if (!resumesPost && runtime.standalone?.attached && lastEventId === null) {
       this.#release(runtime);
       return errorResponse(409, ErrorCode.InvalidRequest, "The session already has a GET stream");
     }
-    if (!this.#sinks.has(record.id) && !this.#core.hub.hasRoom()) {
+    // The connection holds a slot until it closes, from either side.
+    const slot = this.#core.slots.take(this.#core.clientOf(req, auth));
+    if (!granted(slot)) {
       this.#release(runtime);
-      return errorResponse(
-        503,
-        ErrorCode.InternalError,
-        "Too many open streams",
-        undefined,
-        undefined,
-        {
-          "retry-after": "5",
-        },
-      );
+      return slot;
+    }
+    const writer = new SseStream();
+    writer.onClose(slot);
+    const sse = { status: 200, headers: { ...SSE_HEADERS }, body: writer.readable };
+    if (resumesPost) {
+      await this.#resumePost(runtime, streamId, lastEventId, writer);
+      return sse;
     }
     const standalone = runtime.openStandalone(streamId);
+    this.#stopWaiting(record.id);
     if (!this.#sinks.has(record.id)) this.#sinks.set(record.id, this.#core.hub.add(runtime.sink()));
     // Whichever process held this session's GET stream before lets go of it now.
     void this.#publish(record.id, { t: "take", stream: standalone.id, by: this.#processId });
+    writer.onClose(() => this.#awaitResumption(runtime, standalone));
     if (lastEventId !== null) await standalone.resume(writer, lastEventId);
     else {
       standalone.attach(writer);
       if (record.protocolVersion >= PRIMING_VERSION) standalone.prime(writer);
     }
     return sse;
+  }
+
+  /**
+   * The client left a GET stream: it stays (logging what the client misses, for a resumption)
+   * for `resumeWindowMs` only, and the longest-waiting ones go first beyond `maxStreams`, so
+   * streams nobody reads never crowd out open ones.
+   */
+  #awaitResumption(runtime: SessionRuntime, standalone: LegacyStream): void {
+    if (this.#closing || standalone.attached || standalone.ended) return;
+    if (runtime.standalone !== standalone) return;
+    this.#stopWaiting(runtime.sessionId);
+    const timer = setTimeout(
+      () => this.#forget(runtime.sessionId, standalone),
+      this.#options.resumeWindowMs,
+    );
+    (timer as { unref?: () => void }).unref?.();
+    this.#waiting.set(runtime.sessionId, { timer, standalone });
+    if (this.#waiting.size > this.#core.slots.capacity) {
+      const [oldest, entry] = this.#waiting.entries().next().value!;
+      this.#forget(oldest, entry.standalone);
+    }
+  }
+
+  #stopWaiting(sessionId: string): void {
+    const entry = this.#waiting.get(sessionId);
+    if (!entry) return;
+    clearTimeout(entry.timer);
+    this.#waiting.delete(sessionId);
+  }
+
+  /** Lets go of a GET stream whose client did not come back. */
+  #forget(sessionId: string, standalone: LegacyStream): void {
+    this.#stopWaiting(sessionId);
+    const runtime = this.#runtimes.get(sessionId);
+    if (!runtime || runtime.standalone !== standalone || standalone.attached) return;
+    runtime.standalone = undefined;
+    this.#sinks.get(sessionId)?.();
+    this.#sinks.delete(sessionId);
+    this.#release(runtime);
   }
 
   /**
@@ -359,6 +408,7 @@ export class LegacyEra {
   async close(): Promise<void> {
     this.#closing = true;
     clearInterval(this.#sweeper);
+    for (const sessionId of [...this.#waiting.keys()]) this.#stopWaiting(sessionId);
     await Promise.all(
       [...this.#runtimes.values()].map((runtime) => this.#handOver(runtime).catch(() => undefined)),
     );
@@ -406,6 +456,7 @@ export class LegacyEra {
     if (!this.#sinks.has(record.id)) this.#sinks.set(record.id, this.#core.hub.add(runtime.sink()));
     await runtime.listen();
     await this.#publish(record.id, { t: "take", stream: standalone.id, by: this.#processId });
+    this.#awaitResumption(runtime, standalone);
   }
 
   /** Tells every process (this one too) to read a changed session record again. */
@@ -440,6 +491,7 @@ export class LegacyEra {
       held.onRemote = (message) => {
         if (message.t === "end") this.#drop(held.sessionId, "Session deleted");
         else if (message.t === "take" && message.by !== this.#processId && held.standalone) {
+          this.#stopWaiting(held.sessionId);
           held.standalone.detach(this.#options.retryMs);
           held.standalone = undefined;
           this.#sinks.get(held.sessionId)?.();
@@ -477,6 +529,7 @@ export class LegacyEra {
   }
 
   #drop(sessionId: string, reason: string): void {
+    this.#stopWaiting(sessionId);
     this.#runtimes.get(sessionId)?.close(reason);
     this.#runtimes.delete(sessionId);
     this.#sinks.get(sessionId)?.();

@@ -134,7 +134,6 @@ export interface ListenHubOptions {
   /** Bus channel of change events. */
   channel: string;
   keepAliveMs: number;
-  maxStreams: number;
   onError: (error: unknown) => void;
 }
 
@@ -165,12 +164,7 @@ export class ListenHub {
     return this.#unsubscribe.then(() => undefined);
   }
 
-  /** True when another stream may open. */
-  hasRoom(): boolean {
-    return this.#sinks.size < this.#options.maxStreams;
-  }
-
-  /** Number of open sinks. */
+  /** Number of sinks: open streams, and legacy GET streams waiting for their client. */
   get size(): number {
     return this.#sinks.size;
   }

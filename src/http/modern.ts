@@ -10,6 +10,7 @@ import { LazyAbort } from "../utils/lazy-abort.js";
 import type { HandlerCore } from "./core.js";
 import { validateMirroredHeaders, validateVersionHeader } from "./headers.js";
 import { type ListenFilter, listenSink, parseListenFilter } from "./listen-hub.js";
+import { granted } from "./stream-slots.js";
 import { errorMessage, errorResponse, inBandStatus } from "./responses.js";
 import { SSE_HEADERS, SseStream } from "./sse.js";
 import type { McpHttpRequest, McpHttpResponse } from "./types.js";
@@ -42,12 +43,13 @@ export async function handleModern(
     return errorResponse(404, ErrorCode.MethodNotFound, `Method not found: ${message.method}`, id);
   }
   const request = { id: id!, method: message.method, params };
-  if (request.method === "subscriptions/listen") return listen(core, request, meta, auth);
+  if (request.method === "subscriptions/listen") return listen(core, req, request, meta, auth);
   return run(core, req, request, meta, auth);
 }
 
 function listen(
   core: HandlerCore,
+  req: McpHttpRequest,
   request: { id: JsonRpcRequest["id"]; params: JsonObject },
   meta: ModernMeta,
   auth: AuthInfo | undefined,
@@ -68,19 +70,10 @@ function listen(
       TASKS_REQUIRED,
     );
   }
-  if (!core.hub.hasRoom()) {
-    return errorResponse(
-      503,
-      ErrorCode.InternalError,
-      "Too many open streams",
-      request.id,
-      undefined,
-      {
-        "retry-after": "5",
-      },
-    );
-  }
+  const slot = core.slots.take(core.clientOf(req, auth), request.id);
+  if (!granted(slot)) return slot;
   const stream = new SseStream();
+  stream.onClose(slot);
   stream.onClose(core.hub.add(listenSink(request.id, stream, filter, principalKey(auth))));
   return { status: 200, headers: { ...SSE_HEADERS }, body: stream.readable };
 }

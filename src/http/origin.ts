@@ -9,10 +9,14 @@ export function isLoopback(address: string): boolean {
   return LOOPBACK.has(address) || address.startsWith("127.") || address === "::ffff:127.0.0.1";
 }
 
+/** An IPv4 or bracketed IPv6 literal: a rebinding attack always sends a name it controls. */
+const IP_LITERAL = /^(\d{1,3}(\.\d{1,3}){3}|\[[0-9a-f:.]+\])$/i;
+
 /**
  * Whether the Host header names this server (DNS rebinding protection). With a list, the host
  * (or its name without the port) must be on it; without one, a server reached on a loopback
- * address only answers to loopback names, so a rebound public name cannot reach it.
+ * address only answers to loopback names and IP literals, so a rebound public name cannot reach
+ * it (as Vite's dev server decides).
  */
 export function isHostAllowed(
   host: string | null,
@@ -22,7 +26,9 @@ export function isHostAllowed(
   if (allowed)
     return host !== null && (allowed.includes(host) || allowed.includes(hostnameOf(host)));
   if (localAddress === undefined || !isLoopback(localAddress)) return true;
-  return host !== null && LOOPBACK.has(hostnameOf(host).toLowerCase());
+  if (host === null) return false;
+  const name = hostnameOf(host).toLowerCase();
+  return LOOPBACK.has(name) || IP_LITERAL.test(name);
 }
 
 /**

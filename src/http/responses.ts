@@ -51,9 +51,9 @@ export function errorResponse(
   return jsonResponse(status, errorMessage(new McpError(code, message, data), id), headers);
 }
 
-/** 405 for an HTTP method the endpoint does not serve here. */
-export function methodNotAllowed(): McpHttpResponse {
+/** 405 for an HTTP method the endpoint does not serve here; `allow` lists those it does. */
+export function methodNotAllowed(allow = "POST"): McpHttpResponse {
   return errorResponse(405, ErrorCode.InvalidRequest, "Method not allowed", undefined, undefined, {
-    allow: "POST",
+    allow,
   });
 }

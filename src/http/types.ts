@@ -24,6 +24,8 @@ export interface McpHttpRequest {
   onAbort?(listener: () => void): void;
   /** The server-side address the request arrived on, when the host knows it. */
   readonly localAddress?: string;
+  /** The peer's address (the client, or the proxy in front), when the host knows it. */
+  readonly remoteAddress?: string;
 }
 
 /** A transport-neutral HTTP response. */

@@ -45,14 +45,24 @@ function concat(chunks: Uint8Array[], total: number): Uint8Array {
   return out;
 }
 
+/** What a fetch host may know of a request beyond the `Request` itself. */
+export interface FetchOptions {
+  /** The server-side address the request arrived on: enables the loopback Host check. */
+  localAddress?: string;
+  /** The peer's address: the client's, or the proxy's in front of it. */
+  remoteAddress?: string;
+}
+
 /** Wraps a Web `Request` as a transport-neutral request. */
-export function fromWebRequest(request: Request): McpHttpRequest {
+export function fromWebRequest(request: Request, options?: FetchOptions): McpHttpRequest {
   return {
     method: request.method,
     url: request.url,
     header: (name) => request.headers.get(name),
     body: (limit) => readLimited(request.body, request.headers.get("content-length"), limit),
     signal: request.signal,
+    ...(typeof options?.localAddress === "string" && { localAddress: options.localAddress }),
+    ...(typeof options?.remoteAddress === "string" && { remoteAddress: options.remoteAddress }),
   };
 }
 

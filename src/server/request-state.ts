@@ -43,11 +43,35 @@ async function importKey(secret: string | Uint8Array | undefined): Promise<Crypt
   return crypto.subtle.importKey("raw", material, "AES-GCM", false, ["encrypt", "decrypt"]);
 }
 
+/**
+ * On globalThis, so the warning is printed once per process even where a bundler gives each
+ * route its own copy of this module.
+ */
+const WARNED = Symbol.for("mcp-mount.warned-about-random-key");
+
+/**
+ * Said when the first state is sealed, not when the handler is built: a server that never asks
+ * for input needs no secret, and building an app (Next.js evaluates every route) serves nothing.
+ */
+function warnAboutRandomKey(): void {
+  const global = globalThis as { [WARNED]?: boolean };
+  if (global[WARNED]) return;
+  global[WARNED] = true;
+  console.warn(
+    "mcp-mount: no `secret` given; requestState is sealed with a random per-process key, so multi round-trip retries only work on this process.",
+  );
+}
+
 /** Creates a sealer; without a secret the key is random and valid only in this process. */
 export function createStateSealer(secret?: string | Uint8Array): StateSealer {
   const key = importKey(secret);
+  let warn = secret === undefined;
   return {
     async seal(payload) {
+      if (warn) {
+        warn = false;
+        warnAboutRandomKey();
+      }
       const iv = crypto.getRandomValues(new Uint8Array(IV_BYTES));
       const plain = utf8(JSON.stringify(payload));
       const sealed = new Uint8Array(

@@ -9,6 +9,7 @@ import {
   modernMeta,
   readExchange,
   type Send,
+  viaNodeHttp,
   viaUrl,
   withBearer,
 } from "../helpers/modern.js";
@@ -28,6 +29,7 @@ const ROUTES: [runtime: string, path: string][] = [
 
 let app: NextApp;
 let issuer: LocalIssuer;
+let buildOutput = "";
 
 // A real production build and server: what users deploy, not a mock of Next's request handling.
 // The protected route trusts a local issuer and is configured with its own public URL, so the
@@ -40,7 +42,10 @@ beforeAll(async () => {
     AUTH_ISSUER: issuer.url,
     AUTH_RESOURCE: `http://127.0.0.1:${port}/auth/mcp`,
   };
-  await buildNextApp(APP_DIR, env);
+  // Built without MCP_SECRET (read when the server starts, not at build time), so the build
+  // shows how often the no-secret warning is printed while Next evaluates every route.
+  const { MCP_SECRET: _secret, ...buildEnv } = env;
+  buildOutput = (await buildNextApp(APP_DIR, buildEnv)).output;
   app = await startNextApp(APP_DIR, env, { port });
 }, 300_000);
 afterAll(async () => {
@@ -228,6 +233,69 @@ describe.each(ROUTES)("examples/nextjs on the %s runtime (next start, %s)", (run
     const { status, error } = readExchange(response, "tools/list");
     expect(status).toBe(403);
     expect(error?.code).toBe(-32600);
+  });
+});
+
+describe("Host and Origin checks on examples/nextjs (next start -H 127.0.0.1)", () => {
+  const listBody = JSON.stringify({
+    jsonrpc: "2.0",
+    id: 1,
+    method: "tools/list",
+    params: { _meta: modernMeta() },
+  });
+  const list = (path: string, headers: Record<string, string>) =>
+    viaNodeHttp(app.origin + path)({
+      method: "POST",
+      headers: { ...modernHeaders("tools/list"), ...headers },
+      body: listBody,
+    });
+
+  it.each(ROUTES)(
+    "should refuse a Host naming another site with 403 on %s (DNS rebinding)",
+    async (_runtime, path) => {
+      const { status, error } = readExchange(
+        await list(path, { host: `evil.example:${new URL(app.origin).port}` }),
+        "tools/list",
+      );
+      expect(status).toBe(403);
+      expect(error?.code).toBe(-32600);
+      expect(error?.message).toMatch(/^Host not allowed/);
+      const same = await list(path, { host: new URL(app.origin).host });
+      expect(same.status).toBe(200);
+    },
+  );
+
+  it("should accept a same-site request through a trusted proxy that sets X-Forwarded-Host and -Proto", async () => {
+    const proxied = {
+      host: new URL(app.origin).host,
+      "x-forwarded-host": "mcp.example.com",
+      "x-forwarded-proto": "https",
+      origin: "https://mcp.example.com",
+    };
+    const { status, result } = readExchange(await list("/proxied/mcp", proxied), "tools/list");
+    expect(status).toBe(200);
+    expect(result?.tools).toBeInstanceOf(Array);
+    // The same forwarded headers on the route that does not trust a proxy: the Origin is foreign.
+    const untrusted = readExchange(await list("/mcp", proxied), "tools/list");
+    expect(untrusted.status).toBe(403);
+    expect(untrusted.error?.message).toBe("Origin not allowed");
+  });
+
+  it("should refuse, behind the trusted proxy, a forwarded host that is not the public name", async () => {
+    const direct = readExchange(await list("/proxied/mcp", {}), "tools/list");
+    expect(direct.status).toBe(403);
+    expect(direct.error?.message).toMatch(/^Host not allowed/);
+    const other = readExchange(
+      await list("/proxied/mcp", { "x-forwarded-host": "evil.example" }),
+      "tools/list",
+    );
+    expect(other.status).toBe(403);
+  });
+
+  it("should not print the no-secret warning while building, though no route had a secret", () => {
+    // `next build` evaluates every route; the warning belongs to the first state sealed.
+    expect(buildOutput).toContain("Collecting page data");
+    expect(buildOutput).not.toContain("no `secret` given");
   });
 });
 

@@ -1,3 +1,4 @@
+import { request as httpRequest } from "node:http";
 import { createParser } from "eventsource-parser";
 import { assertModernMessage } from "./spec.js";
 
@@ -148,6 +149,31 @@ export function viaUrl(url: string): Send {
     const response = await fetch(url, request);
     return { status: response.status, headers: response.headers, text: await response.text() };
   };
+}
+
+/**
+ * A `Send` over a real socket through `node:http`, which (unlike `fetch`) sends the headers it is
+ * given as they are, `Host` included: for requests that claim another name.
+ */
+export function viaNodeHttp(url: string): Send {
+  return (request) =>
+    new Promise((resolve, reject) => {
+      const req = httpRequest(url, { method: request.method, headers: request.headers }, (res) => {
+        let text = "";
+        res.setEncoding("utf8");
+        res.on("data", (chunk: string) => (text += chunk));
+        res.on("end", () => {
+          const headers = new Headers();
+          for (const [name, value] of Object.entries(res.headers))
+            if (value !== undefined)
+              headers.set(name, Array.isArray(value) ? value.join(", ") : value);
+          resolve({ status: res.statusCode ?? 0, headers, text });
+        });
+        res.on("error", reject);
+      });
+      req.on("error", reject);
+      req.end(request.body);
+    });
 }
 
 /** The same `Send`, with `Authorization: Bearer <token>` on every request. */

@@ -35,8 +35,11 @@ function run(
   });
 }
 
-/** Runs `next build` in `dir`; resolves with the build's duration, rejects with its output. */
-export async function buildNextApp(dir: string, env: Record<string, string> = {}): Promise<number> {
+/** Runs `next build` in `dir`; resolves with the build's duration and output, rejects with its output. */
+export async function buildNextApp(
+  dir: string,
+  env: Record<string, string> = {},
+): Promise<{ durationMs: number; output: string }> {
   if (!existsSync(`${ROOT}dist/adapters/next.js`)) {
     throw new Error("dist/ is missing: run `npm run build` before the Next.js tests");
   }
@@ -47,7 +50,7 @@ export async function buildNextApp(dir: string, env: Record<string, string> = {}
   child.stderr?.on("data", (chunk) => (output += chunk));
   const code = await new Promise<number | null>((resolve) => child.on("close", resolve));
   if (code !== 0) throw new Error(`next build exited with ${code}:\n${output}`);
-  return Date.now() - started;
+  return { durationMs: Date.now() - started, output };
 }
 
 /** Options of {@link startNextApp}. */

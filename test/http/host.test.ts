@@ -1,5 +1,6 @@
 import { request } from "node:http";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { jwtAuth } from "../../src/auth/index.js";
 import { createMcpHandler } from "../../src/index.js";
 import { createFixtureServer } from "../helpers/fixture-server.js";
 import { modernHeaders, modernMeta } from "../helpers/modern.js";
@@ -9,7 +10,7 @@ import { type Mounted, mount } from "../helpers/transports.js";
 function post(
   url: string,
   headers: Record<string, string>,
-): Promise<{ status: number; body: string }> {
+): Promise<{ status: number; body: string; headers: Record<string, unknown> }> {
   const body = JSON.stringify({
     jsonrpc: "2.0",
     id: 1,
@@ -25,7 +26,9 @@ function post(
         res.on("data", (chunk) => {
           text += chunk;
         });
-        res.on("end", () => resolve({ status: res.statusCode ?? 0, body: text }));
+        res.on("end", () =>
+          resolve({ status: res.statusCode ?? 0, body: text, headers: res.headers }),
+        );
       },
     );
     req.on("error", reject);
@@ -67,5 +70,95 @@ describe("DNS rebinding protection on a loopback socket", () => {
   it("should answer only the configured hosts when allowedHosts is set", async () => {
     expect((await post(configured.url, { host: "mcp.example.com" })).status).toBe(200);
     expect((await post(configured.url, { host: "evil.example.com" })).status).toBe(403);
+  });
+});
+
+describe("IP literals on a loopback socket", () => {
+  let mounted: Mounted;
+  beforeAll(async () => {
+    mounted = await mount("node", createMcpHandler(createFixtureServer(), { secret: "s" }));
+  });
+  afterAll(() => mounted.close());
+
+  // A rebinding page sends the name it controls; an address typed by hand is no such page.
+  it("should answer a Host that is an IP address, and still refuse a name", async () => {
+    const port = new URL(mounted.url).port;
+    for (const host of [`192.168.1.5:${port}`, `[fe80::1]:${port}`, "10.0.0.7"]) {
+      expect((await post(mounted.url, { host })).status, host).toBe(200);
+    }
+    expect((await post(mounted.url, { host: `192.168.1.5.nip.io:${port}` })).status).toBe(403);
+  });
+});
+
+describe.each(["node", "express"] as const)("behind a reverse proxy (%s)", (transport) => {
+  let trusting: Mounted;
+  let plain: Mounted;
+  beforeAll(async () => {
+    trusting = await mount(
+      transport,
+      createMcpHandler(createFixtureServer(), {
+        secret: "s",
+        trustProxy: true,
+        allowedHosts: ["mcp.example.com"],
+      }),
+    );
+    plain = await mount(transport, createMcpHandler(createFixtureServer(), { secret: "s" }));
+  });
+  afterAll(async () => {
+    await trusting.close();
+    await plain.close();
+  });
+
+  const forwarded = {
+    "x-forwarded-host": "mcp.example.com",
+    "x-forwarded-proto": "https",
+    origin: "https://mcp.example.com",
+  };
+
+  it("should take the public host and protocol from a trusted proxy for the Host and Origin checks", async () => {
+    const upstream = new URL(trusting.url).host;
+    expect((await post(trusting.url, { host: upstream, ...forwarded })).status).toBe(200);
+  });
+
+  it("should refuse a forwarded host that is not among allowedHosts", async () => {
+    const upstream = new URL(trusting.url).host;
+    const response = await post(trusting.url, {
+      host: upstream,
+      ...forwarded,
+      "x-forwarded-host": "evil.example.com",
+      origin: "https://evil.example.com",
+    });
+    expect(response.status).toBe(403);
+    expect(JSON.parse(response.body).error.message).toMatch(/^Host not allowed/);
+  });
+
+  it("should derive the auth resource URL, and so the metadata URL, from the forwarded host and protocol", async () => {
+    const mcp = createMcpHandler(createFixtureServer(), {
+      secret: "s",
+      trustProxy: true,
+      auth: jwtAuth({ issuer: "https://auth.example.com", secret: "k".repeat(32) }),
+    });
+    const behind = await mount(transport, mcp);
+    try {
+      const path = new URL(behind.url).pathname;
+      const response = await post(behind.url, { host: new URL(behind.url).host, ...forwarded });
+      expect(response.status).toBe(401);
+      expect(response.headers["www-authenticate"]).toContain(
+        `resource_metadata="https://mcp.example.com/.well-known/oauth-protected-resource${path}"`,
+      );
+    } finally {
+      await behind.close();
+    }
+  });
+
+  it("should ignore X-Forwarded-* headers unless trustProxy is set", async () => {
+    const host = new URL(plain.url).host;
+    const response = await post(plain.url, { host, ...forwarded });
+    expect(response.status).toBe(403);
+    expect(JSON.parse(response.body).error.message).toBe("Origin not allowed");
+    // A forged forwarded host does not get past the Host check either.
+    const forged = await post(plain.url, { host: "evil.example.com", ...forwarded });
+    expect(forged.status).toBe(403);
+    expect(JSON.parse(forged.body).error.message).toMatch(/^Host not allowed/);
   });
 });

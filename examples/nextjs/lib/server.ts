@@ -1,4 +1,10 @@
-import { createMcpHandler, type McpHandler, McpServer, type SchemaInput } from "mcp-mount";
+import {
+  createMcpHandler,
+  type McpHandler,
+  type McpHandlerOptions,
+  McpServer,
+  type SchemaInput,
+} from "mcp-mount";
 import { z } from "zod";
 
 /** The Next.js runtime a route runs on. */
@@ -11,8 +17,14 @@ const inputs: Record<"echo" | "countdown", SchemaInput> = {
   countdown: z.object({ n: z.int().min(1).max(20) }),
 };
 
-/** The example's MCP endpoint for one runtime: echo, a runtime probe, a countdown and a greeting. */
-export function createExampleHandler(runtime: Runtime): McpHandler {
+/**
+ * The example's MCP endpoint for one runtime: echo, a runtime probe, a countdown and a greeting;
+ * `options` adds handler options (the route behind a proxy sets `trustProxy`).
+ */
+export function createExampleHandler(
+  runtime: Runtime,
+  options: McpHandlerOptions = {},
+): McpHandler {
   const server = new McpServer({
     name: "mcp-mount-nextjs",
     version: "0.1.0",
@@ -79,5 +91,6 @@ export function createExampleHandler(runtime: Runtime): McpHandler {
   return createMcpHandler(server, {
     secret: process.env.MCP_SECRET,
     legacy: runtime === "edge" ? { stateless: true } : true,
+    ...options,
   });
 }

@@ -1,0 +1,40 @@
+import { describe, expect, it } from "vitest";
+import { clientAddressOf, proxyHops } from "../../src/http/proxy.js";
+import type { McpHttpRequest } from "../../src/http/types.js";
+
+function requestFrom(remoteAddress: string, forwardedFor?: string): McpHttpRequest {
+  return {
+    method: "POST",
+    url: "http://127.0.0.1/mcp",
+    header: (name) => (name === "x-forwarded-for" ? (forwardedFor ?? null) : null),
+    body: async () => ({ kind: "text", text: "" }),
+    signal: new AbortController().signal,
+    remoteAddress,
+  };
+}
+
+describe("the client address behind proxies", () => {
+  it("should be the socket's peer when no proxy is trusted, whatever X-Forwarded-For says", () => {
+    expect(clientAddressOf(requestFrom("203.0.113.9", "1.2.3.4"), 0)).toBe("203.0.113.9");
+  });
+
+  it("should be the entry the trusted proxy appended, never one the client made up", () => {
+    // The client sent "X-Forwarded-For: 1.2.3.4"; the proxy appended the address it saw.
+    const req = requestFrom("10.0.0.2", "1.2.3.4, 198.51.100.7");
+    expect(clientAddressOf(req, 1)).toBe("198.51.100.7");
+    expect(clientAddressOf(req, 2)).toBe("1.2.3.4");
+  });
+
+  it("should fall back to the socket's peer when a trusted proxy sent no X-Forwarded-For", () => {
+    expect(clientAddressOf(requestFrom("10.0.0.2"), 1)).toBe("10.0.0.2");
+  });
+
+  it("should read trustProxy as a number of hops, and refuse nonsense at construction", () => {
+    expect(proxyHops(undefined)).toBe(0);
+    expect(proxyHops(false)).toBe(0);
+    expect(proxyHops(true)).toBe(1);
+    expect(proxyHops(2)).toBe(2);
+    expect(() => proxyHops(-1)).toThrow(TypeError);
+    expect(() => proxyHops(1.5)).toThrow(TypeError);
+  });
+});
