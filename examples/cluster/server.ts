@@ -13,7 +13,6 @@ if (!Number.isInteger(count) || count < 1) {
 }
 const port = process.env.PORT ?? "3000";
 const host = process.env.HOST ?? "127.0.0.1";
-const url = `http://${host}:${port}/mcp`;
 
 let local: RedisServer | undefined;
 let redisUrl = process.env.REDIS_URL;
@@ -46,9 +45,11 @@ function fork(): void {
   live.add(cluster.fork({ REDIS_URL: redisUrl, MCP_SECRET: secret, PORT: port, HOST: host }));
 }
 
-cluster.on("listening", (worker) => {
+cluster.on("listening", (worker, address) => {
   ready.add(worker);
   if (++listening !== count) return;
+  // The port the workers share: with PORT=0 the first worker's listen picked a free one.
+  const url = `http://${host}:${address.port}/mcp`;
   console.log(`${count} workers serving ${url}, sharing ${redisUrl}`);
   console.log("Each request may land on another worker; the x-served-by header says which:");
   console.log(

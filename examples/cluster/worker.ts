@@ -39,7 +39,7 @@ httpServer.once("error", (error) => {
 httpServer.listen(Number(process.env.PORT ?? 3000), process.env.HOST ?? "127.0.0.1");
 
 // Ctrl+C sends SIGINT to every process of the terminal's group; the primary sends SIGTERM.
-closeOnSignal(httpServer, async () => {
-  await mcp.close();
+closeOnSignal(httpServer, async (graceMs) => {
+  await mcp.close({ graceMs });
   await redis.quit().catch(() => redis.disconnect());
 });

@@ -33,11 +33,7 @@ httpServer.listen(port, host, () => {
   console.log(`MCP conformance server listening on http://${host}:${bound}/mcp`);
 });
 
-closeOnSignal(
-  httpServer,
-  async () => {
-    await mcp.close();
-    await closeStore();
-  },
-  { graceMs: 2_000, cutConnections: true },
-);
+closeOnSignal(httpServer, async (graceMs) => {
+  await mcp.close({ graceMs });
+  await closeStore();
+});

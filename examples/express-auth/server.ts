@@ -34,7 +34,7 @@ const httpServer = app.listen(port, host, () => {
     -d '{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"add_note","arguments":{"text":"hello"},"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}'`);
 });
 
-closeOnSignal(httpServer, async () => {
-  await mcp.close();
+closeOnSignal(httpServer, async (graceMs) => {
+  await mcp.close({ graceMs });
   await issuer.close();
 });

@@ -128,6 +128,11 @@ export function createExampleApp(options: McpHandlerOptions = {}) {
   const mcp = createMcpHandler(createExampleServer(), options);
   const app = express();
   app.use("/mcp", toExpress(mcp));
+  // Readiness for orchestrators: 503 while draining (after SIGTERM) or while the store is down.
+  app.get("/healthz", async (_req, res) => {
+    const health = await mcp.health();
+    res.status(health.ready ? 200 : 503).json(health);
+  });
   app.get("/", (_req, res) => {
     res.type("text/plain").send("MCP endpoint: POST /mcp\n");
   });

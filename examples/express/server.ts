@@ -1,3 +1,4 @@
+import type { AddressInfo } from "node:net";
 import { secretFromEnv, storeFromEnv } from "../shared/env.js";
 import { closeOnSignal } from "../shared/shutdown.js";
 import { createExampleApp } from "./app.js";
@@ -11,8 +12,14 @@ const { store, close: closeStore } = await storeFromEnv();
 
 const { app, mcp } = createExampleApp({ secret, store });
 
-const httpServer = app.listen(port, host, () => {
-  const url = `http://${host}:${port}/mcp`;
+const httpServer = app.listen(port, host, (error?: Error) => {
+  // Express 5 calls back with the listen error (a port in use, say) too.
+  if (error) {
+    console.error(`Cannot listen on ${host}:${port}: ${error.message}`);
+    process.exit(1);
+  }
+  // The port actually bound: PORT=0 asks the system for a free one.
+  const url = `http://${host}:${(httpServer.address() as AddressInfo).port}/mcp`;
   console.log(`MCP server listening on ${url}${store ? " (Redis store)" : ""}`);
   console.log("Try it:");
   console.log(
@@ -22,7 +29,7 @@ const httpServer = app.listen(port, host, () => {
   );
 });
 
-closeOnSignal(httpServer, async () => {
-  await mcp.close();
+closeOnSignal(httpServer, async (graceMs) => {
+  await mcp.close({ graceMs });
   await closeStore();
 });

@@ -2,6 +2,7 @@ import type { IncomingMessage, ServerResponse } from "node:http";
 import type { McpHandler } from "../http/handler.js";
 import type { BodyResult, McpHttpRequest, McpHttpResponse } from "../http/types.js";
 import { LazyAbort } from "../utils/lazy-abort.js";
+import { respondAndDrain } from "./node-drain.js";
 
 type NodeRequest = IncomingMessage & { body?: unknown; _body?: boolean; originalUrl?: string };
 
@@ -134,7 +135,8 @@ export function toNodeHandler(
 ): (req: IncomingMessage, res: ServerResponse) => Promise<void> {
   return async (req, res) => {
     const response = await mcp.handle(fromNodeRequest(req, res));
-    if (response.status === 413) response.headers.connection = "close";
+    // A refused body is still arriving: answer without resetting the connection under it.
+    if (response.status === 413) return respondAndDrain(req, res, response);
     await writeNodeResponse(res, response);
   };
 }

@@ -9,6 +9,7 @@ import type {
   RequestId,
 } from "../protocol/messages.js";
 import { isNotification, isObject, isRequest, isResponse } from "../protocol/messages.js";
+import { answerDepthError, paramsDepthError } from "../protocol/params.js";
 import { isLogLevel, LEGACY_VERSIONS, type LogLevel } from "../protocol/versions.js";
 import type { RequestEnv } from "../server/context.js";
 import { type DispatchRuntime, dispatch, hasMethod } from "../server/dispatch.js";
@@ -115,7 +116,9 @@ export function serveStdio(server: McpServer, options: StdioOptions = {}): Stdio
       pending.set(id, {
         resolve: (result) => {
           signal.removeEventListener("abort", onAbort);
-          resolve(result);
+          const tooDeep = answerDepthError(method, result);
+          if (tooDeep) reject(tooDeep);
+          else resolve(result);
         },
         reject,
       });
@@ -297,6 +300,9 @@ export function serveStdio(server: McpServer, options: StdioOptions = {}): Stdio
     if (!isRequest(message)) {
       return fail(undefined, new McpError(ErrorCode.InvalidRequest, "Invalid JSON-RPC message"));
     }
+    // Before anything walks them: recursive walkers would overflow the stack on deeper params.
+    const tooDeep = paramsDepthError(message.params);
+    if (tooDeep) return fail(message.id, tooDeep);
     if (isModernRequest(message.method, message.params)) modern(message);
     else legacy(message);
   }

@@ -2,6 +2,7 @@ import type { JsonObject } from "../protocol/messages.js";
 import type { DispatchRuntime } from "../server/dispatch.js";
 import type { McpServer } from "../server/mcp-server.js";
 import type { AuthInfo, Era, Implementation } from "../server/types.js";
+import type { InFlight } from "./in-flight.js";
 import type { ListenHub } from "./listen-hub.js";
 import type { StreamSlots } from "./stream-slots.js";
 import type { McpHttpRequest } from "./types.js";
@@ -26,6 +27,8 @@ export interface HandlerCore {
   server: McpServer;
   runtime: DispatchRuntime;
   hub: ListenHub;
+  /** Requests running now, which a drain waits for. */
+  inflight: InFlight;
   /** Admission of long-lived connections, per process and per client. */
   slots: StreamSlots;
   /** Who a request comes from, for per-client limits: the principal, else the client address. */

@@ -6,6 +6,7 @@ import {
   isRequest,
   isRequestId,
   isResponse,
+  type RequestId,
 } from "../protocol/messages.js";
 import { MetaKey } from "../protocol/versions.js";
 import { hasScopes, principalKey, scopesFor } from "../server/access.js";
@@ -18,10 +19,11 @@ import { memoryStore } from "../store/memory.js";
 import type { McpStore } from "../store/types.js";
 import { authenticate, insufficientScope, isMetadataRequest, serveMetadata } from "./auth-gate.js";
 import { type HandlerCore, type RequestInfo, toRequestInfo } from "./core.js";
+import { InFlight } from "./in-flight.js";
+import { isBrowserVisit, landingPage } from "./landing-page.js";
 import { LegacyEra, type LegacyOptions } from "./legacy.js";
 import { ListenHub } from "./listen-hub.js";
 import { handleModern } from "./modern.js";
-import { isBrowserVisit, landingPage } from "./landing-page.js";
 import { isHostAllowed, isOriginAllowed } from "./origin.js";
 import { asForwarded, clientAddressOf, proxyHops, type TrustProxy } from "./proxy.js";
 import { errorResponse, methodNotAllowed } from "./responses.js";
@@ -93,8 +95,35 @@ export interface McpHandler {
   readonly ready: Promise<void>;
   /** What this process holds now, for metrics: long-lived streams and legacy sessions. */
   stats(): { streams: number; sessionsHeld: number };
-  /** Ends listen streams gracefully and releases the store. */
-  close(): Promise<void>;
+  /**
+   * Whether this process should get traffic: false while it drains or while the store cannot be
+   * reached. Mount it where the orchestrator probes readiness (200 when ready, else 503).
+   */
+  health(): Promise<McpHealth>;
+  /**
+   * Drains, then releases the store: new requests get 503 with Retry-After and
+   * `Connection: close` (a load balancer retries them elsewhere); listen streams end with their
+   * result and legacy GET streams are handed to other processes at once; requests in flight get
+   * `graceMs` to finish, after which each is answered with a retryable "shutting down" error
+   * (on its stream, in the replay log). Resolves once every request has its answer.
+   */
+  close(options?: CloseOptions): Promise<void>;
+}
+
+/** Options of {@link McpHandler.close}. */
+export interface CloseOptions {
+  /** How long requests in flight may go on before they are answered for. @default 0 */
+  graceMs?: number;
+}
+
+/** What {@link McpHandler.health} reports. */
+export interface McpHealth {
+  /** Serving, and the store answers: send traffic here. */
+  ready: boolean;
+  /** `close()` was called: requests in flight are finishing, new ones are refused. */
+  draining: boolean;
+  /** Whether the store answered a ping just now. */
+  store: "up" | "down";
 }
 
 const DEFAULT_MAX_BODY = 4 * 1024 * 1024;
@@ -155,6 +184,7 @@ export function createMcpHandler(server: McpServer, options: McpHandlerOptions =
           },
           options.tasks,
         );
+  const inflight = new InFlight();
   const core: HandlerCore = {
     server,
     runtime: {
@@ -164,6 +194,7 @@ export function createMcpHandler(server: McpServer, options: McpHandlerOptions =
       singleUseState: options.singleUseState ?? false,
       tasks,
     },
+    inflight,
     hub: new ListenHub(server, {
       bus: store.bus,
       channel: changes,
@@ -196,6 +227,12 @@ export function createMcpHandler(server: McpServer, options: McpHandlerOptions =
   // Stateless legacy mode serves no GET streams and no DELETE: sessions are what they act on.
   const allow = legacy && !legacy.stateless ? "GET, POST, DELETE" : "POST";
   let closing = false;
+  let closed: Promise<void> | undefined;
+  const shuttingDown = (id?: RequestId) =>
+    errorResponse(503, ErrorCode.InternalError, "Server is shutting down", id, undefined, {
+      "retry-after": "1",
+      connection: "close",
+    });
 
   async function handle(req: McpHttpRequest): Promise<McpHttpResponse> {
     try {
@@ -209,15 +246,10 @@ export function createMcpHandler(server: McpServer, options: McpHandlerOptions =
 
   async function route(received: McpHttpRequest): Promise<McpHttpResponse> {
     const req = hops > 0 ? asForwarded(received) : received;
-    if (closing)
-      return errorResponse(
-        503,
-        ErrorCode.InternalError,
-        "Server is shutting down",
-        undefined,
-        undefined,
-        { "retry-after": "1" },
-      );
+    // While draining, only what finishes work already here gets through: a session's replies to
+    // server requests and its cancellations (POSTs without an id, told apart below).
+    if (closing && (req.method !== "POST" || req.header("mcp-session-id") === null))
+      return shuttingDown();
     // Behind a trusted proxy the socket is the proxy's: its loopback address says nothing.
     const local = hops > 0 ? undefined : req.localAddress;
     if (!isHostAllowed(req.header("host"), local, options.allowedHosts)) {
@@ -296,6 +328,7 @@ export function createMcpHandler(server: McpServer, options: McpHandlerOptions =
     if (!isRequest(message) && !isNotification(message)) {
       return errorResponse(400, ErrorCode.InvalidRequest, "Invalid JSON-RPC message", id);
     }
+    if (closing && id !== undefined) return shuttingDown(id);
     if (auth && caller && id !== undefined) {
       const needed = scopesFor(server, message.method, message.params ?? {});
       if (!hasScopes(caller.auth.scopes, needed))
@@ -314,6 +347,28 @@ export function createMcpHandler(server: McpServer, options: McpHandlerOptions =
     );
   }
 
+  async function storeAnswers(): Promise<"up" | "down"> {
+    if (!store.ping) return "up";
+    try {
+      await store.ping();
+      return "up";
+    } catch {
+      return "down";
+    }
+  }
+
+  async function drain(graceMs: number): Promise<void> {
+    const started = Date.now();
+    // Long-lived streams first, so their clients reconnect elsewhere while the rest finishes.
+    await legacy?.handOver();
+    await core.hub.close(server.info);
+    await inflight.settle(graceMs);
+    await tasks?.whenIdle(Math.max(0, graceMs - (Date.now() - started)));
+    await legacy?.close();
+    await tasks?.close();
+    await store.close();
+  }
+
   return {
     server,
     fetch: async (request, fetchOptions) =>
@@ -321,13 +376,14 @@ export function createMcpHandler(server: McpServer, options: McpHandlerOptions =
     handle,
     ready: core.hub.ready,
     stats: () => ({ streams: core.slots.size, sessionsHeld: legacy?.held ?? 0 }),
-    async close() {
-      if (closing) return;
+    async health() {
+      const store = await storeAnswers();
+      return { ready: !closing && store === "up", draining: closing, store };
+    },
+    close(closeOptions = {}) {
       closing = true;
-      await legacy?.close();
-      await tasks?.close();
-      await core.hub.close(server.info);
-      await store.close();
+      closed ??= drain(closeOptions.graceMs ?? 0);
+      return closed;
     },
   };
 }

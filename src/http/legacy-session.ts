@@ -4,7 +4,7 @@ import { isObject } from "../protocol/messages.js";
 import type { ChangeEvent } from "../server/mcp-server.js";
 import type { EventBus, EventLog } from "../store/types.js";
 import type { LazyAbort } from "../utils/lazy-abort.js";
-import { LegacyStream, type StreamEvent } from "./legacy-stream.js";
+import { LegacyStream, postStreamId, type StreamEvent } from "./legacy-stream.js";
 import type { ChangeSink } from "./listen-hub.js";
 
 interface PendingRequest {
@@ -27,6 +27,10 @@ export type SessionMessage =
   | { t: "cancel"; requestId: string }
   | { t: "subs"; uris: string[] }
   | { t: "take"; stream: string; by: string }
+  /** The process that held a GET stream let go of it; its events up to `seq` are in the log. */
+  | { t: "released"; stream: string; seq: number; by: string }
+  /** Is the process running this POST stream's request still there? (Answered on the stream.) */
+  | { t: "alive?"; stream: string }
   | { t: "end" };
 
 /** Options shared by every session runtime of a handler. */
@@ -112,9 +116,9 @@ export class SessionRuntime {
   }
 
   /** A new logical stream for a POST response; detached events are forwarded on the bus. */
-  openStream(): LegacyStream {
+  openStream(requestId?: RequestId): LegacyStream {
     void this.listen();
-    const id = randomId();
+    const id = requestId === undefined ? randomId() : postStreamId(randomId(), requestId);
     const channel = streamChannel(`${this.sessionId}/${id}`);
     const stream = new LegacyStream({
       sessionId: this.sessionId,
@@ -232,6 +236,14 @@ export class SessionRuntime {
         break;
       case "subs":
         this.subscriptions = new Set(message.uris);
+        break;
+      case "alive?":
+        if (this.streams.has(message.stream)) {
+          const alive: StreamEvent = { alive: true };
+          this.#options.bus
+            .publish(streamChannel(`${this.sessionId}/${message.stream}`), alive)
+            .catch(this.#options.onError);
+        }
         break;
       default:
         this.onRemote(message);

@@ -1,5 +1,6 @@
-import type { JsonObject, JsonRpcMessage } from "../protocol/messages.js";
+import type { JsonObject, JsonRpcMessage, RequestId } from "../protocol/messages.js";
 import type { EventLog, LoggedEvent } from "../store/types.js";
+import { fromBase64, fromUtf8, toBase64Url, utf8 } from "../utils/base64.js";
 import type { SseStream } from "./sse.js";
 
 /** Separates a stream id from the event counter inside an SSE event id. */
@@ -17,8 +18,35 @@ function seqOf(eventId: string): number {
   return Number(eventId.slice(eventId.lastIndexOf(SEPARATOR) + 1));
 }
 
-/** What a stream tells other processes while no connection of its own is attached. */
-export type StreamEvent = LoggedEvent | { end: true };
+/** Longest request id carried in a stream id (longer ones are not carried). */
+const MAX_CARRIED_ID = 96;
+
+/**
+ * A new POST stream's id: random, then the request's id, so a process resuming the stream
+ * elsewhere can answer that request if the process running it is gone.
+ */
+export function postStreamId(random: string, requestId: RequestId): string {
+  const carried = toBase64Url(utf8(JSON.stringify(requestId)));
+  return carried.length <= MAX_CARRIED_ID ? `${random}r${carried}` : random;
+}
+
+/** The request id a POST stream's id carries, if any. */
+export function requestIdOfStream(streamId: string): RequestId | undefined {
+  const at = streamId.indexOf("r");
+  if (at < 0) return undefined;
+  try {
+    const id: unknown = JSON.parse(fromUtf8(fromBase64(streamId.slice(at + 1))));
+    return typeof id === "string" || typeof id === "number" ? id : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * What a stream tells other processes while no connection of its own is attached: its events,
+ * its end, and that the process running it is still there (an answer to a check).
+ */
+export type StreamEvent = LoggedEvent | { end: true } | { alive: true };
 
 /** Options of {@link LegacyStream}. */
 export interface LegacyStreamOptions {
@@ -45,6 +73,8 @@ export class LegacyStream {
   /** Highest counter written to the current connection, so replays never repeat an event. */
   #written = 0;
   #holding: StreamEvent[] | undefined;
+  /** The last append to the log, so a handover can wait until the log holds every event. */
+  #appended: Promise<void> = Promise.resolve();
 
   constructor(options: LegacyStreamOptions) {
     this.id = options.id;
@@ -69,6 +99,15 @@ export class LegacyStream {
     return this.#seq;
   }
 
+  /** Resolves once every event so far is in the log (appends go in order). */
+  flushed(): Promise<void> {
+    return this.#appended;
+  }
+
+  #append(event: LoggedEvent): void {
+    this.#appended = this.#options.log.append(this.logKey, event).catch(this.#options.onError);
+  }
+
   /** Goes on from event `seq` of a stream another process produced (a handoff). */
   continueFrom(seq: number): void {
     this.#seq = Math.max(this.#seq, seq);
@@ -80,7 +119,7 @@ export class LegacyStream {
       id: `${this.id}${SEPARATOR}${++this.#seq}`,
       message: message as unknown as JsonObject,
     };
-    this.#options.log.append(this.logKey, event).catch(this.#options.onError);
+    this.#append(event);
     // Always forwarded: the connection may be gone before this process notices, and a
     // resumption elsewhere drops what it already replayed.
     this.#options.forward?.(event);
@@ -90,7 +129,7 @@ export class LegacyStream {
   /** Writes an event with an id and no data, so the client has a `Last-Event-ID` at once. */
   prime(writer: SseStream): void {
     const id = `${this.id}${SEPARATOR}${++this.#seq}`;
-    this.#options.log.append(this.logKey, { id, message: {} }).catch(this.#options.onError);
+    this.#append({ id, message: {} });
     writer.raw(`id: ${id}\ndata: \n\n`);
     this.#written = this.#seq;
   }
@@ -101,6 +140,7 @@ export class LegacyStream {
       this.#holding.push(event);
       return;
     }
+    if ("alive" in event) return;
     if ("end" in event) {
       this.end();
       return;
@@ -113,15 +153,21 @@ export class LegacyStream {
 
   /**
    * Resumes on a new connection: replays what followed `lastEventId` from the log, then goes on
-   * live. Events arriving while the log is read are held back and deduplicated, so none is lost
-   * or doubled; a stream whose log records its end closes after the replay. False when the log
+   * live. Events arriving while the log is read (and while `before` runs) are held back and
+   * deduplicated, so none is lost or doubled; a stream whose log records its end closes after the replay. False when the log
    * knows neither the stream nor the event.
    */
-  async resume(writer: SseStream, lastEventId: string): Promise<boolean> {
+  async resume(
+    writer: SseStream,
+    lastEventId: string,
+    before?: () => Promise<void>,
+  ): Promise<boolean> {
     const held: StreamEvent[] = [];
     this.#holding = held;
     let replay: LoggedEvent[] | undefined;
     try {
+      // Such as: the process that held the stream lets go, its last events logged.
+      await before?.();
       replay = await this.#options.log.after(this.logKey, lastEventId);
     } finally {
       this.#holding = undefined;
@@ -172,7 +218,7 @@ export class LegacyStream {
   /** Ends a stream this process produced, recording the end for resumptions elsewhere. */
   finish(): void {
     const marker = { id: `${this.id}${SEPARATOR}${END}`, message: {} };
-    this.#options.log.append(this.logKey, marker).catch(this.#options.onError);
+    this.#append(marker);
     this.end();
   }
 }

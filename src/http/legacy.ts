@@ -1,12 +1,14 @@
-import { ErrorCode } from "../protocol/errors.js";
+import { ErrorCode, McpError } from "../protocol/errors.js";
 import type {
   JsonObject,
   JsonRpcErrorResponse,
+  JsonRpcMessage,
   JsonRpcNotification,
   JsonRpcRequest,
   JsonRpcResult,
 } from "../protocol/messages.js";
 import { isObject, isRequest, isResponse } from "../protocol/messages.js";
+import { paramsDepthError } from "../protocol/params.js";
 import { isLogLevel, LEGACY_VERSIONS } from "../protocol/versions.js";
 import { principalKey } from "../server/access.js";
 import type { AuthInfo } from "../server/types.js";
@@ -20,8 +22,13 @@ import {
   sessionChannel,
   streamChannel,
 } from "./legacy-session.js";
-import { LegacyStream, type StreamEvent, streamOfEventId } from "./legacy-stream.js";
-import { errorResponse, methodNotAllowed } from "./responses.js";
+import {
+  LegacyStream,
+  requestIdOfStream,
+  type StreamEvent,
+  streamOfEventId,
+} from "./legacy-stream.js";
+import { errorMessage, errorResponse, methodNotAllowed } from "./responses.js";
 import { SessionCache } from "./session-cache.js";
 import { SSE_HEADERS, SseStream } from "./sse.js";
 import { granted } from "./stream-slots.js";
@@ -45,6 +52,12 @@ export interface LegacyOptions {
    * @default 120_000
    */
   resumeWindowMs?: number;
+  /**
+   * How often a POST stream resumed on this process, whose request runs on another, sends a
+   * keep-alive and checks that the other process is still there; after two checks without an
+   * answer it ends with a retryable error. @default 10_000
+   */
+  resumeCheckMs?: number;
 }
 
 const SESSION_METHODS = new Set([
@@ -110,7 +123,10 @@ export class LegacyEra {
     string,
     { timer: ReturnType<typeof setTimeout>; standalone: LegacyStream }
   >();
+  /** Takeovers waiting for the old holder of a GET stream to let go, by stream id. */
+  readonly #released = new Map<string, (seq: number | undefined) => void>();
   #closing = false;
+  #handingOver: Promise<void> | undefined;
 
   constructor(core: HandlerCore, store: McpStore, options: LegacyOptions) {
     this.#core = core;
@@ -122,6 +138,7 @@ export class LegacyEra {
       retryMs: options.retryMs ?? 1_000,
       sweepIntervalMs: options.sweepIntervalMs ?? 60_000,
       resumeWindowMs: options.resumeWindowMs ?? 120_000,
+      resumeCheckMs: options.resumeCheckMs ?? 10_000,
     };
     this.#sweeper = setInterval(() => void this.#sweep(), this.#options.sweepIntervalMs);
     this.#cache = new SessionCache(
@@ -278,14 +295,21 @@ export class LegacyEra {
       await this.#resumePost(runtime, streamId, lastEventId, writer);
       return sse;
     }
+    const local = runtime.standalone !== undefined && runtime.standalone.id === streamId;
     const standalone = runtime.openStandalone(streamId);
     this.#stopWaiting(record.id);
     if (!this.#sinks.has(record.id)) this.#sinks.set(record.id, this.#core.hub.add(runtime.sink()));
-    // Whichever process held this session's GET stream before lets go of it now.
-    void this.#publish(record.id, { t: "take", stream: standalone.id, by: this.#processId });
     writer.onClose(() => this.#awaitResumption(runtime, standalone));
-    if (lastEventId !== null) await standalone.resume(writer, lastEventId);
-    else {
+    if (lastEventId !== null) {
+      // Held elsewhere, perhaps: that process lets go and logs what it sent before the replay.
+      await standalone.resume(
+        writer,
+        lastEventId,
+        local ? undefined : async () => void (await this.#takeOver(record.id, standalone)),
+      );
+    } else {
+      // Whichever process held this session's GET stream before lets go of it now.
+      void this.#publish(record.id, { t: "take", stream: standalone.id, by: this.#processId });
       standalone.attach(writer);
       if (record.protocolVersion >= PRIMING_VERSION) standalone.prime(writer);
     }
@@ -353,14 +377,46 @@ export class LegacyEra {
       onError: (error) => this.#core.reportError(error),
     });
     const channel = streamChannel(stream.logKey);
-    const unsubscribe = await this.#store.bus.subscribe(channel, (event) =>
-      stream.relay(event as StreamEvent),
-    );
+    let heard = true;
+    const unsubscribe = await this.#store.bus.subscribe(channel, (event) => {
+      heard = true;
+      stream.relay(event as StreamEvent);
+    });
+    // Until the request ends: a keep-alive comment and a check that the process running it is
+    // still there; two checks without a word from it end the stream with a retryable error.
+    let missed = 0;
+    const check = setInterval(() => {
+      if (stream.ended) return;
+      writer.raw(":\n\n");
+      if (heard) missed = 0;
+      else if (++missed >= 2) return this.#ownerGone(stream);
+      heard = false;
+      void this.#publish(runtime.sessionId, { t: "alive?", stream: streamId });
+    }, this.#options.resumeCheckMs);
+    (check as { unref?: () => void }).unref?.();
     writer.onClose(() => {
+      clearInterval(check);
       unsubscribe().catch((error: unknown) => this.#core.reportError(error));
       this.#release(runtime);
     });
     if (!(await stream.resume(writer, lastEventId))) writer.close();
+  }
+
+  /**
+   * Ends a resumed POST stream whose request ran on a process that is gone (killed, say): with a
+   * retryable error for that request, in the log too, so later resumptions end at once.
+   */
+  #ownerGone(stream: LegacyStream): void {
+    const requestId = requestIdOfStream(stream.id);
+    if (requestId !== undefined) {
+      const error = new McpError(
+        ErrorCode.InternalError,
+        "The server running this request stopped; retry the request",
+        { retryable: true },
+      );
+      stream.send(errorMessage(error, requestId) as unknown as JsonRpcMessage);
+    }
+    stream.finish();
   }
 
   /** Answers a server request here, or through the bus on the process that sent it. */
@@ -372,7 +428,10 @@ export class LegacyEra {
     const local = this.#runtimes.get(sessionId);
     if (local?.answer(reply.id, reply)) return true;
     const message: SessionMessage = { t: "reply", id: String(reply.id) };
-    if ("result" in reply) message.result = reply.result;
+    // Too deep to relay (or to trust): the request that asked gets an error in its place.
+    const tooDeep = paramsDepthError("result" in reply ? reply.result : reply.error);
+    if (tooDeep) message.error = tooDeep.toJSON();
+    else if ("result" in reply) message.result = reply.result;
     else message.error = reply.error;
     const receivers = await this.#store.bus.publish(sessionChannel(sessionId), message);
     // This process hears its own message when it holds the session; that does not count.
@@ -401,17 +460,33 @@ export class LegacyEra {
   }
 
   /**
-   * Ends every session runtime of this process (shutdown); the sessions themselves live on. Each
-   * GET stream is first handed to another process, which logs its events until the client
-   * resumes there, so nothing published meanwhile is lost.
+   * The first step of a drain: every GET stream this process holds is offered to the other
+   * processes (the one that takes it logs its events until the client resumes there with
+   * `Last-Event-ID`, so nothing published meanwhile is lost), then its connection is closed with
+   * a `retry:` hint. Requests in flight go on.
    */
+  handOver(): Promise<void> {
+    this.#handingOver ??= (async () => {
+      this.#closing = true;
+      clearInterval(this.#sweeper);
+      for (const sessionId of [...this.#waiting.keys()]) this.#stopWaiting(sessionId);
+      const runtimes = [...this.#runtimes.values()];
+      await Promise.all(runtimes.map((runtime) => this.#handOver(runtime).catch(() => undefined)));
+      for (const runtime of runtimes) {
+        if (!runtime.standalone) continue;
+        runtime.standalone.detach(this.#options.retryMs);
+        runtime.standalone = undefined;
+        this.#sinks.get(runtime.sessionId)?.();
+        this.#sinks.delete(runtime.sessionId);
+        this.#release(runtime);
+      }
+    })();
+    return this.#handingOver;
+  }
+
+  /** Ends every session runtime of this process (shutdown); the sessions themselves live on. */
   async close(): Promise<void> {
-    this.#closing = true;
-    clearInterval(this.#sweeper);
-    for (const sessionId of [...this.#waiting.keys()]) this.#stopWaiting(sessionId);
-    await Promise.all(
-      [...this.#runtimes.values()].map((runtime) => this.#handOver(runtime).catch(() => undefined)),
-    );
+    await this.handOver();
     for (const sessionId of [...this.#runtimes.keys()])
       this.#drop(sessionId, "Server is shutting down");
     await (await this.#handoffs.catch(() => async () => {}))();
@@ -453,10 +528,39 @@ export class LegacyEra {
     const runtime = this.#runtime(record);
     const standalone = runtime.openStandalone(handoff.stream);
     standalone.continueFrom(handoff.seq);
-    if (!this.#sinks.has(record.id)) this.#sinks.set(record.id, this.#core.hub.add(runtime.sink()));
     await runtime.listen();
-    await this.#publish(record.id, { t: "take", stream: standalone.id, by: this.#processId });
+    const seq = await this.#takeOver(record.id, standalone);
+    // Events sent by the old holder after its offer are in the log: go on after them.
+    if (seq !== undefined) standalone.continueFrom(seq);
+    if (!this.#sinks.has(record.id)) this.#sinks.set(record.id, this.#core.hub.add(runtime.sink()));
     this.#awaitResumption(runtime, standalone);
+  }
+
+  /**
+   * Asks whichever process holds a GET stream to let go of it, and waits (briefly: there may be
+   * none) until it says every event it sent is logged. Resolves with its last event's counter.
+   */
+  async #takeOver(sessionId: string, standalone: LegacyStream): Promise<number | undefined> {
+    const released = new Promise<number | undefined>((resolve) => {
+      const timer = setTimeout(() => done(undefined), HANDOFF_WAIT_MS);
+      const done = (seq: number | undefined) => {
+        clearTimeout(timer);
+        this.#released.delete(standalone.id);
+        resolve(seq);
+      };
+      this.#released.set(standalone.id, done);
+    });
+    await this.#runtimes.get(sessionId)?.listen();
+    const message: SessionMessage = { t: "take", stream: standalone.id, by: this.#processId };
+    const receivers = await this.#store.bus
+      .publish(sessionChannel(sessionId), message)
+      .catch((error: unknown) => {
+        this.#core.reportError(error);
+        return 0;
+      });
+    // This process hears its own message; nobody else listening means nobody holds the stream.
+    if (receivers <= 1) this.#released.get(standalone.id)?.(undefined);
+    return released;
   }
 
   /** Tells every process (this one too) to read a changed session record again. */
@@ -490,13 +594,25 @@ export class LegacyEra {
       const held = runtime;
       held.onRemote = (message) => {
         if (message.t === "end") this.#drop(held.sessionId, "Session deleted");
+        else if (message.t === "released" && message.by !== this.#processId)
+          this.#released.get(message.stream)?.(message.seq);
         else if (message.t === "take" && message.by !== this.#processId && held.standalone) {
+          const standalone = held.standalone;
           this.#stopWaiting(held.sessionId);
-          held.standalone.detach(this.#options.retryMs);
+          standalone.detach(this.#options.retryMs);
           held.standalone = undefined;
           this.#sinks.get(held.sessionId)?.();
           this.#sinks.delete(held.sessionId);
           this.#release(held);
+          // The taker reads the log next: tell it once every event this process sent is there.
+          void standalone.flushed().then(() =>
+            this.#publish(held.sessionId, {
+              t: "released",
+              stream: standalone.id,
+              seq: standalone.seq,
+              by: this.#processId,
+            }),
+          );
         }
       };
       this.#runtimes.set(record.id, runtime);
@@ -538,7 +654,27 @@ export class LegacyEra {
 
   async #initialize(request: JsonRpcRequest, principal: string): Promise<McpHttpResponse> {
     const params = request.params ?? {};
-    const requested = params.protocolVersion;
+    const { protocolVersion: requested, capabilities, clientInfo } = params;
+    // InitializeRequestParams (schema 2025-11-25) requires all three, with these types.
+    const problems = [
+      (typeof requested !== "string" || requested === "") &&
+        "protocolVersion must be a non-empty string",
+      !isObject(capabilities) && "capabilities must be an object",
+      !(isObject(clientInfo) && typeof clientInfo.name === "string") &&
+        "clientInfo must be an object with a string name",
+      !(isObject(clientInfo) && typeof clientInfo.version === "string") &&
+        "clientInfo must have a string version",
+    ].filter((problem) => problem !== false);
+    // Capabilities and client info are stored with the session: bounded like any params.
+    const tooDeep = paramsDepthError(params);
+    if (tooDeep) return errorResponse(400, tooDeep.code, tooDeep.message, request.id, tooDeep.data);
+    if (problems.length > 0)
+      return errorResponse(
+        400,
+        ErrorCode.InvalidParams,
+        `Invalid initialize params: ${problems.join("; ")}`,
+        request.id,
+      );
     const protocolVersion =
       typeof requested === "string" && LEGACY_VERSIONS.includes(requested)
         ? requested

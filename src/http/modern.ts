@@ -1,5 +1,6 @@
 import { ErrorCode, invalidParams, isMcpError, McpError } from "../protocol/errors.js";
 import type { JsonObject, JsonRpcNotification, JsonRpcRequest } from "../protocol/messages.js";
+import { paramsDepthError } from "../protocol/params.js";
 import { principalKey } from "../server/access.js";
 import type { RequestEnv } from "../server/context.js";
 import { dispatch, hasMethod } from "../server/dispatch.js";
@@ -9,10 +10,11 @@ import type { AuthInfo } from "../server/types.js";
 import { LazyAbort } from "../utils/lazy-abort.js";
 import type { HandlerCore } from "./core.js";
 import { validateMirroredHeaders, validateVersionHeader } from "./headers.js";
+import { shutdownError } from "./in-flight.js";
 import { type ListenFilter, listenSink, parseListenFilter } from "./listen-hub.js";
-import { granted } from "./stream-slots.js";
-import { errorMessage, errorResponse, inBandStatus } from "./responses.js";
+import { errorMessage, errorResponse, inBandStatus, serializeResponse } from "./responses.js";
 import { SSE_HEADERS, SseStream } from "./sse.js";
+import { granted } from "./stream-slots.js";
 import type { McpHttpRequest, McpHttpResponse } from "./types.js";
 
 /** Serves one modern-era (2026-07-28) message: stateless, everything from the request. */
@@ -26,6 +28,9 @@ export async function handleModern(
   const params = message.params ?? {};
   let meta: ModernMeta;
   try {
+    // Before anything walks them: recursive walkers would overflow the stack on deeper params.
+    const tooDeep = paramsDepthError(params);
+    if (tooDeep) throw tooDeep;
     meta = readModernMeta(params);
     validateVersionHeader(req, meta.version);
     const unsupported = unsupportedVersion(meta.version);
@@ -120,7 +125,16 @@ function run(
       },
       onError: (error) => core.reportError(error, request.method),
     };
-    const finish = (status: number, body: JsonObject, error?: unknown) => {
+    let finished = false;
+    const finish = (
+      status: number,
+      body: JsonObject,
+      error?: unknown,
+      headers?: Record<string, string>,
+    ) => {
+      if (finished) return;
+      finished = true;
+      leave();
       if (!req.onAbort) req.signal.removeEventListener("abort", onAbort);
       core.observe({
         era: "modern",
@@ -132,18 +146,27 @@ function run(
         status,
         error,
       });
+      const { text } = serializeResponse(body, request.id, (cause) =>
+        core.reportError(cause, request.method),
+      );
       if (stream) {
         // Nothing more is written once the client has cancelled.
-        if (!abort.aborted) stream.send(body as never);
+        if (!abort.aborted) stream.sendJson(text);
         stream.close();
       } else {
         resolve({
           status,
-          headers: { "content-type": "application/json" },
-          body: JSON.stringify(body),
+          headers: { "content-type": "application/json", ...headers },
+          body: text,
         });
       }
     };
+    // A drain whose grace ends first answers for the handler, which is then stopped.
+    const leave = core.inflight.begin(() => {
+      const error = shutdownError();
+      finish(503, errorMessage(error, request.id), error, { "retry-after": "1" });
+      abort.abort(new Error("Server is shutting down"));
+    });
     dispatch(core.server, core.runtime, request, env).then(
       (result) => finish(200, resultResponseBody(request.id, result)),
       (error: unknown) => {

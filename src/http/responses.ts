@@ -57,3 +57,25 @@ export function methodNotAllowed(allow = "POST"): McpHttpResponse {
     allow,
   });
 }
+
+/**
+ * A response message and its JSON text. A result that cannot be serialised (a BigInt, a cycle,
+ * nesting too deep for JSON.stringify) becomes an internal error for the same request, so the
+ * client always gets an answer and the process no unhandled error.
+ */
+export function serializeResponse(
+  body: JsonObject,
+  id: RequestId,
+  onError: (error: unknown) => void,
+): { body: JsonObject; text: string } {
+  try {
+    return { body, text: JSON.stringify(body) };
+  } catch (error) {
+    onError(error);
+    const fallback = errorMessage(
+      new McpError(ErrorCode.InternalError, "Internal error: the result could not be serialised"),
+      id,
+    );
+    return { body: fallback, text: JSON.stringify(fallback) };
+  }
+}

@@ -37,8 +37,13 @@ export class SseStream {
 
   /** Sends a JSON-RPC message as one event; false when the stream is closed. */
   send(message: JsonRpcMessage, id?: string): boolean {
+    return this.sendJson(JSON.stringify(message), id);
+  }
+
+  /** Sends a message already serialised as JSON text (one line) as one event. */
+  sendJson(json: string, id?: string): boolean {
     const head = id === undefined ? "event: message\n" : `id: ${id}\nevent: message\n`;
-    return this.#write(`${head}data: ${JSON.stringify(message)}\n\n`);
+    return this.#write(`${head}data: ${json}\n\n`);
   }
 
   /** Sends raw SSE text (a comment, a priming event, a retry field). */

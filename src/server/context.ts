@@ -38,6 +38,11 @@ export interface RequestEnv {
     signal: AbortSignal,
     key: string,
   ) => Promise<JsonObject>;
+  /**
+   * Why this request cannot ask the client for anything, whatever it declared (a legacy request
+   * without a session): input calls throw the error it builds for the capability they need.
+   */
+  refuseInput?: (capability: string) => Error;
   /** Turns the rest of the call into a task (see `HandlerContext.startTask`). */
   startTask?: () => Promise<boolean>;
   /** Closes the request's SSE stream early so the client polls back (legacy 2025-11-25 only). */
@@ -175,6 +180,7 @@ class RequestContext implements HandlerContext {
 
   async #ask(key: string, method: string, params: JsonObject): Promise<JsonObject> {
     const env = this.#env;
+    if (env.refuseInput) throw env.refuseInput(CAPABILITY_OF[method] ?? method);
     requireCapability(env, method, params);
     if (env.request) return env.request(method, params, env.abort.signal, key);
     const inputs = this.#inputs;

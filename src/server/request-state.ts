@@ -1,5 +1,6 @@
 import type { JsonObject } from "../protocol/messages.js";
 import { isObject } from "../protocol/messages.js";
+import { MAX_PARAMS_DEPTH, paramsDepthError } from "../protocol/params.js";
 import { fromBase64, fromUtf8, toBase64Url, utf8 } from "../utils/base64.js";
 import { canonicalJson } from "../utils/canonical-json.js";
 
@@ -105,9 +106,16 @@ export function createStateSealer(secret?: string | Uint8Array): StateSealer {
   };
 }
 
-/** SHA-256 of the params that identify a request, without the MRTR and `_meta` fields. */
+/**
+ * SHA-256 of the params that identify a request, without the MRTR and `_meta` fields.
+ * InvalidParams when they nest deeper than {@link MAX_PARAMS_DEPTH}.
+ */
 export async function digestParams(params: JsonObject | undefined): Promise<string> {
   const { _meta, inputResponses, requestState, ...salient } = params ?? {};
-  const hash = await crypto.subtle.digest("SHA-256", utf8(canonicalJson(salient)));
+  // canonicalJson recurses: what nests too deeply for it is the client's error, not ours.
+  const tooDeep = paramsDepthError(salient);
+  if (tooDeep) throw tooDeep;
+  const canonical = canonicalJson(salient, MAX_PARAMS_DEPTH);
+  const hash = await crypto.subtle.digest("SHA-256", utf8(canonical));
   return toBase64Url(new Uint8Array(hash));
 }

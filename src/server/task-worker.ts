@@ -48,6 +48,7 @@ export class TaskWorker {
   readonly #running = new Map<string, Running>();
   readonly #unsubscribe: Promise<() => Promise<void>>;
   #closing = false;
+  #idle: (() => void) | undefined;
 
   constructor(ledger: TaskLedger, bus: EventBus, hooks: WorkerHooks) {
     this.#ledger = ledger;
@@ -127,6 +128,20 @@ export class TaskWorker {
   async signal(wake: Wake): Promise<void> {
     this.#wake(wake);
     await this.#bus.publish(CHANNEL, wake).catch(this.#hooks.onError);
+  }
+
+  /** Resolves once no task runs here, or after `ms` (a drain's grace). */
+  whenIdle(ms: number): Promise<void> {
+    if (this.#running.size === 0) return Promise.resolve();
+    return new Promise<void>((resolve) => {
+      const done = () => {
+        clearTimeout(timer);
+        this.#idle = undefined;
+        resolve();
+      };
+      const timer = setTimeout(done, ms);
+      this.#idle = done;
+    });
   }
 
   /** Stops this process's work: each task is released for another process to pick up or fail. */
@@ -217,6 +232,7 @@ export class TaskWorker {
     const running = this.#running.get(id);
     if (running) clearInterval(running.lease);
     this.#running.delete(id);
+    if (this.#running.size === 0) this.#idle?.();
   }
 
   #wake(message: Wake): void {

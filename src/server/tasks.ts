@@ -179,6 +179,11 @@ export class TaskRunner {
     return { resultType: "complete" };
   }
 
+  /** Resolves once no task's work runs in this process, or after `ms`. */
+  whenIdle(ms: number): Promise<void> {
+    return this.#worker.whenIdle(ms);
+  }
+
   /** Stops this process's work, releasing its tasks to the other processes. */
   close(): Promise<void> {
     return this.#worker.close();

@@ -73,6 +73,7 @@ export function memoryStore(options: MemoryStoreOptions = {}): McpStore {
     sessions,
     events: memoryEventLog(options.maxEventsPerStream ?? 1_000),
     tasks,
+    async ping() {},
     async close() {
       clearInterval(sweeper);
     },

@@ -194,6 +194,9 @@ function positiveInteger(name: string, value: number): number {
   return value;
 }
 
+/** Longest wait for a readiness PING. */
+const PING_MS = 1_000;
+
 /**
  * The store in Redis, shared by every process that connects to it: legacy sessions, replay
  * logs, single-use nonces, tasks and the change bus. Needs Redis 5 or later.
@@ -235,6 +238,21 @@ export function redisStore(options: RedisStoreOptions): McpStore {
     sessions: redisSessions(redis, keys, idleMs),
     events: redisEventLog(redis, keys, maxEvents, idleMs),
     tasks: redisTasks(redis, prefix, labelled),
+    async ping() {
+      // Not queued behind a reconnection: a probe must answer now.
+      if (redis.status !== "ready") throw new Error(`Redis is ${redis.status}`);
+      let timer: ReturnType<typeof setTimeout> | undefined;
+      try {
+        await Promise.race([
+          redis.ping(),
+          new Promise((_, reject) => {
+            timer = setTimeout(() => reject(new Error("Redis did not answer PING")), PING_MS);
+          }),
+        ]);
+      } finally {
+        clearTimeout(timer);
+      }
+    },
     close() {
       closing ??= (async () => {
         await bus.close();

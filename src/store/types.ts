@@ -128,6 +128,11 @@ export interface McpStore {
   readonly sessions: SessionStore;
   readonly events: EventLog;
   readonly tasks: TaskStore;
+  /**
+   * Resolves when the store answers, rejects soon when it cannot be reached (readiness probes).
+   * A store without it counts as reachable.
+   */
+  ping?(): Promise<void>;
   /** Releases connections and timers. */
   close(): Promise<void>;
 }

@@ -299,6 +299,14 @@ describe("Host and Origin checks on examples/nextjs (next start -H 127.0.0.1)", 
   });
 });
 
+describe("the readiness route of examples/nextjs", () => {
+  it("should answer 200 with the MCP handler's health", async () => {
+    const response = await fetch(`${app.origin}/healthz`);
+    expect(response.status).toBe(200);
+    expect(await response.json()).toEqual({ ready: true, draining: false, store: "up" });
+  });
+});
+
 describe.each(ROUTES)("the official modern client against the %s route (%s)", (_runtime, path) => {
   async function connect(): Promise<Client> {
     const client = new Client(

@@ -99,6 +99,7 @@ const mcp = createMcpHandler(server, {
   singleUseState: true,
   // A short lease, so work abandoned by a killed process is noticed within the tests' waits.
   tasks: { leaseMs: 1_500 },
+  legacy: { resumeCheckMs: Number(process.env.RESUME_CHECK_MS ?? 10_000) },
 });
 
 // The handler subscribes to the change bus as it is created. The store shares one subscriber
@@ -112,19 +113,21 @@ httpServer.listen(Number(process.env.PORT ?? 0), "127.0.0.1", () => {
   process.stdout.write(`listening ${(httpServer.address() as AddressInfo).port}\n`);
 });
 
+// A rolling-deploy drain, as examples/shared/shutdown.ts does it: new requests get 503 while
+// the listener stays open, work in flight gets GRACE_MS, then the process goes.
+const graceMs = Number(process.env.GRACE_MS ?? 3_000);
 let closing = false;
 async function shutdown(code: number): Promise<void> {
   if (closing) return;
   closing = true;
-  setTimeout(() => process.exit(code), 2_000).unref();
-  // Listen streams get their final result and legacy streams end; every response then finishes
-  // before the process goes.
-  await mcp.close().catch(() => undefined);
+  setTimeout(() => process.exit(code), graceMs + 3_000).unref();
+  await mcp.close({ graceMs }).catch(() => undefined);
   httpServer.close(() => {
     redis.disconnect();
     process.exit(code);
   });
   httpServer.closeIdleConnections();
+  setTimeout(() => httpServer.closeAllConnections(), 500).unref();
 }
 process.once("SIGTERM", () => void shutdown(0));
 process.once("SIGINT", () => void shutdown(0));

@@ -69,9 +69,10 @@ export interface Backend {
   kill(): Promise<void>;
   /**
    * SIGTERMs the process (a graceful shutdown, as an orchestrator does) and waits until it
-   * exits; SIGKILL after `graceMs`. The proxy stops routing to it first. @default graceMs 5_000
+   * exits; SIGKILL after `graceMs`. The proxy stops routing to it first, or `routeForMs` after
+   * the signal (a load balancer that learns late). @default graceMs 5_000, routeForMs 0
    */
-  terminate(graceMs?: number): Promise<void>;
+  terminate(graceMs?: number, routeForMs?: number): Promise<void>;
   /** Starts it again, on a new port, and routes to it again. */
   restart(): Promise<void>;
 }
@@ -250,9 +251,11 @@ function createBackend(index: number, server: ClusterServer, redisUrl: string, t
       alive = false;
       if (child) await endGroup(child, 0);
     },
-    async terminate(graceMs = 5_000) {
-      alive = false;
+    async terminate(graceMs = 5_000, routeForMs = 0) {
+      const unroute = setTimeout(() => (alive = false), routeForMs);
       if (child) await endGroup(child, graceMs);
+      clearTimeout(unroute);
+      alive = false;
     },
     async restart() {
       await backend.kill();

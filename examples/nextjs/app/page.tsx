@@ -6,7 +6,9 @@ export default function Home() {
       <p>
         MCP endpoints: <code>POST /mcp</code> (Node.js runtime) and <code>POST /edge/mcp</code>{" "}
         (edge runtime); <code>POST /auth/mcp</code> needs an OAuth bearer token (metadata at{" "}
-        <code>/.well-known/oauth-protected-resource/auth/mcp</code>).
+        <code>/.well-known/oauth-protected-resource/auth/mcp</code>); <code>POST /proxied/mcp</code>{" "}
+        is the endpoint as deployed behind a TLS proxy for mcp.example.com; readiness at{" "}
+        <code>GET /healthz</code>.
       </p>
     </main>
   );

@@ -94,3 +94,15 @@ export function createExampleHandler(
     ...options,
   });
 }
+
+const NODE_HANDLER = Symbol.for("mcp-mount-nextjs.node-handler");
+
+/**
+ * The Node.js route's handler, one per process: `app/mcp` serves it and `app/healthz` reports its
+ * health (on globalThis, since Next may bundle each route with its own copy of this module).
+ */
+export function nodeHandler(): McpHandler {
+  const global = globalThis as { [NODE_HANDLER]?: McpHandler };
+  global[NODE_HANDLER] ??= createExampleHandler("nodejs");
+  return global[NODE_HANDLER];
+}

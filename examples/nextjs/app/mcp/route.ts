@@ -1,4 +1,4 @@
 import { toNextRoute } from "mcp-mount/next";
-import { createExampleHandler } from "../../lib/server";
+import { nodeHandler } from "../../lib/server";
 
-export const { GET, POST, DELETE } = toNextRoute(createExampleHandler("nodejs"));
+export const { GET, POST, DELETE } = toNextRoute(nodeHandler());

@@ -1,0 +1,104 @@
+import { type ChildProcess, spawn } from "node:child_process";
+import { once } from "node:events";
+import { fileURLToPath } from "node:url";
+import { describe, expect, it } from "vitest";
+import { legacyHeaders, readLegacy } from "../helpers/legacy.js";
+import { call, viaUrl } from "../helpers/modern.js";
+
+const ROOT = fileURLToPath(new URL("../..", import.meta.url));
+
+/**
+ * Starts an example with `PORT=0` as `npm run` would (through tsx, importing the built package),
+ * and resolves with the first URL matching `printed` once it appears in what the example prints.
+ */
+async function startExample(
+  script: string,
+  printed: RegExp,
+  env: Record<string, string> = {},
+): Promise<{ child: ChildProcess; url: string; output: () => string }> {
+  const child = spawn(process.execPath, ["--import", "tsx", script], {
+    cwd: ROOT,
+    env: { ...process.env, PORT: "0", MCP_SECRET: "example-test", ...env },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  let output = "";
+  const url = await new Promise<string>((resolve, reject) => {
+    const read = (chunk: Buffer) => {
+      output += chunk;
+      const found = printed.exec(output)?.[1];
+      if (found) resolve(found);
+    };
+    child.stdout?.on("data", read);
+    child.stderr?.on("data", read);
+    child.once("exit", (code) => reject(new Error(`${script} exited with ${code}:\n${output}`)));
+  });
+  return { child, url, output: () => output };
+}
+
+/** Sends SIGTERM and waits for the process to exit; resolves with its exit code. */
+async function stop(child: ChildProcess): Promise<number | null> {
+  if (child.exitCode !== null) return child.exitCode;
+  const exited = once(child, "exit");
+  child.kill("SIGTERM");
+  const [code] = await exited;
+  return code as number | null;
+}
+
+describe("examples/express/server.ts (npm run example)", () => {
+  it("should print the port it bound when started with PORT=0, and serve there", async () => {
+    // Matched once the whole "Try it" command is out.
+    const example = await startExample(
+      "examples/express/server.ts",
+      /listening on (http:\/\/\S+\/mcp)[\s\S]*-d '/,
+    );
+    try {
+      expect(example.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/mcp$/);
+      expect(new URL(example.url).port).not.toBe("0");
+      // The curl line it prints names the same URL.
+      expect(example.output()).toContain(`curl -s ${example.url} `);
+      const discover = await call(viaUrl(example.url), "server/discover");
+      expect(discover.status).toBe(200);
+      expect(discover.result.supportedVersions).toContain("2026-07-28");
+      const init = await fetch(example.url, {
+        method: "POST",
+        headers: legacyHeaders(),
+        body: JSON.stringify({
+          jsonrpc: "2.0",
+          id: 1,
+          method: "initialize",
+          params: {
+            protocolVersion: "2025-11-25",
+            capabilities: {},
+            clientInfo: { name: "example-test", version: "0.0.0" },
+          },
+        }),
+      });
+      const exchange = readLegacy(
+        { status: init.status, headers: init.headers, text: await init.text() },
+        "initialize",
+      );
+      expect(exchange.result.serverInfo).toMatchObject({ name: "mcp-mount-example" });
+      expect(init.headers.get("mcp-session-id")).toBeTruthy();
+    } finally {
+      expect(await stop(example.child)).toBe(0);
+    }
+  }, 40_000);
+});
+
+describe("examples/cluster/server.ts (npm run example:cluster)", () => {
+  it("should print the port its workers share when started with PORT=0", async () => {
+    const example = await startExample(
+      "examples/cluster/server.ts",
+      /workers serving (http:\/\/\S+\/mcp)[\s\S]*-d '/,
+      { WORKERS: "2" },
+    );
+    try {
+      expect(new URL(example.url).port).not.toBe("0");
+      expect(example.output()).toContain(`curl -si ${example.url} `);
+      const discover = await call(viaUrl(example.url), "server/discover");
+      expect(discover.status).toBe(200);
+    } finally {
+      expect(await stop(example.child)).toBe(0);
+    }
+  }, 60_000);
+});
