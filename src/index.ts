@@ -1,5 +1,5 @@
 export type { RequestInfo } from "./http/core.js";
-export type { McpHandler, McpHandlerOptions } from "./http/handler.js";
+export type { CloseOptions, McpHandler, McpHandlerOptions, McpHealth } from "./http/handler.js";
 export { createMcpHandler } from "./http/handler.js";
 export type { TrustProxy } from "./http/proxy.js";
 export type { BodyResult, McpHttpRequest, McpHttpResponse } from "./http/types.js";

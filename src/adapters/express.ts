@@ -1,18 +1,34 @@
 import type { NextFunction, Request, Response } from "express";
 import type { McpHandler } from "../http/handler.js";
-import { toNodeHandler } from "./node.js";
+import { type NodeHandlerOptions, toNodeHandler } from "./node.js";
 
 /** Where RFC 9728 §3 puts Protected Resource Metadata. */
 const WELL_KNOWN = "/.well-known/oauth-protected-resource";
 
+/** Options of {@link toExpress}. */
+export interface ExpressOptions<App = unknown> {
+  /**
+   * The app's context for a request, from what earlier middleware found (`req.user`,
+   * `req.session`, `res.locals`), reaching handlers as `ctx.app`; called once per HTTP request,
+   * may be async. A throw answers 500 with a JSON-RPC body and goes to `onError`.
+   */
+  context?: (req: Request, res: Response) => App | Promise<App>;
+}
+
 /**
  * Express middleware (Express 4 and 5) serving the MCP endpoint at the path it is mounted on:
  * `app.use("/mcp", toExpress(mcp))`. Works whether or not `express.json()` ran first.
+ *
+ * @example
+ * ```ts
+ * app.use("/mcp", toExpress(mcp, { context: (req) => ({ user: req.user }) }));
+ * ```
  */
-export function toExpress(
-  mcp: McpHandler,
+export function toExpress<App = unknown>(
+  mcp: McpHandler<App>,
+  options: ExpressOptions<App> = {},
 ): (req: Request, res: Response, next: NextFunction) => void {
-  const handle = toNodeHandler(mcp);
+  const handle = toNodeHandler(mcp, options as NodeHandlerOptions<App>);
   return (req, res, next) => {
     // Only the mount path itself is the endpoint; deeper paths belong to the app.
     if (req.path !== "/" && req.path !== "") return next();
@@ -25,8 +41,8 @@ export function toExpress(
  * `/.well-known/oauth-protected-resource[/<path>]`: `app.use(toExpressMetadata(mcp))`, at the
  * app's root. Other requests pass through.
  */
-export function toExpressMetadata(
-  mcp: McpHandler,
+export function toExpressMetadata<App = unknown>(
+  mcp: McpHandler<App>,
 ): (req: Request, res: Response, next: NextFunction) => void {
   const handle = toNodeHandler(mcp);
   return (req, res, next) => {

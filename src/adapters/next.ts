@@ -22,6 +22,16 @@ function socketOf(): FetchOptions | undefined {
   return undefined;
 }
 
+/** Options of {@link toNextRoute}. */
+export interface NextRouteOptions<App = unknown> {
+  /**
+   * The app's context for a request (its session, from `auth()` or cookies; headers such as a
+   * request id), reaching handlers as `ctx.app`; called once per HTTP request, may be async. A
+   * throw answers 500 with a JSON-RPC body and goes to `onError`.
+   */
+  context?: (request: Request) => App | Promise<App>;
+}
+
 /**
  * Route handlers for `app/mcp/route.ts`: `export const { GET, POST, DELETE } = toNextRoute(mcp)`.
  *
@@ -33,17 +43,22 @@ function socketOf(): FetchOptions | undefined {
  * export const { GET, POST, DELETE } = toNextRoute(mcp);
  * ```
  */
-export function toNextRoute(mcp: McpHandler): {
+export function toNextRoute<App = unknown>(
+  mcp: McpHandler<App>,
+  options: NextRouteOptions<App> = {},
+): {
   GET: NextRouteHandler;
   POST: NextRouteHandler;
   DELETE: NextRouteHandler;
   OPTIONS: NextRouteHandler;
 } {
+  const { context } = options;
   // Read on the first request: Next sets the variable once it listens, after loading modules.
   let socket: FetchOptions | undefined | null = null;
   const handler: NextRouteHandler = (request) => {
     if (socket === null) socket = socketOf();
-    return mcp.fetch(request, socket);
+    if (!context) return mcp.fetch(request, socket as FetchOptions<App> | undefined);
+    return mcp.fetch(request, { ...socket, context: () => context(request) });
   };
   return { GET: handler, POST: handler, DELETE: handler, OPTIONS: handler };
 }

@@ -49,11 +49,13 @@ class NodeHttpRequest implements McpHttpRequest {
   readonly method: string;
   readonly localAddress: string | undefined;
   readonly remoteAddress: string | undefined;
+  readonly context: (() => unknown) | undefined;
   readonly #req: NodeRequest;
   readonly #abort = new LazyAbort();
 
-  constructor(req: IncomingMessage, res: ServerResponse) {
+  constructor(req: IncomingMessage, res: ServerResponse, context?: () => unknown) {
     this.#req = req as NodeRequest;
+    this.context = context;
     this.method = req.method ?? "GET";
     this.localAddress = req.socket.localAddress;
     this.remoteAddress = req.socket.remoteAddress;
@@ -87,8 +89,26 @@ class NodeHttpRequest implements McpHttpRequest {
 }
 
 /** Wraps a Node request once; its signal aborts when the client leaves before the response ends. */
-export function fromNodeRequest(req: IncomingMessage, res: ServerResponse): McpHttpRequest {
-  return new NodeHttpRequest(req, res);
+export function fromNodeRequest(
+  req: IncomingMessage,
+  res: ServerResponse,
+  context?: () => unknown,
+): McpHttpRequest {
+  return new NodeHttpRequest(req, res, context);
+}
+
+/** Options of {@link toNodeHandler}. */
+export interface NodeHandlerOptions<
+  App = unknown,
+  Req extends IncomingMessage = IncomingMessage,
+  Res extends ServerResponse = ServerResponse,
+> {
+  /**
+   * The app's context for a request (the logged-in user, a request id, a database handle),
+   * reaching handlers as `ctx.app`; called once per HTTP request, may be async. A throw answers
+   * 500 with a JSON-RPC body and goes to `onError`.
+   */
+  context?: (req: Req, res: Res) => App | Promise<App>;
 }
 
 /** Writes a transport-neutral response, honouring backpressure on streamed bodies. */
@@ -129,12 +149,22 @@ export async function writeNodeResponse(
   }
 }
 
-/** A `node:http` request listener serving the MCP endpoint. */
-export function toNodeHandler(
-  mcp: McpHandler,
+/**
+ * A `node:http` request listener serving the MCP endpoint.
+ *
+ * @example
+ * ```ts
+ * http.createServer(toNodeHandler(mcp, { context: (req) => ({ requestId: req.headers["x-request-id"] }) }));
+ * ```
+ */
+export function toNodeHandler<App = unknown>(
+  mcp: McpHandler<App>,
+  options: NodeHandlerOptions<App> = {},
 ): (req: IncomingMessage, res: ServerResponse) => Promise<void> {
+  const { context } = options;
   return async (req, res) => {
-    const response = await mcp.handle(fromNodeRequest(req, res));
+    const wrapped = fromNodeRequest(req, res, context && (() => context(req, res)));
+    const response = await mcp.handle(wrapped);
     // A refused body is still arriving: answer without resetting the connection under it.
     if (response.status === 413) return respondAndDrain(req, res, response);
     await writeNodeResponse(res, response);

@@ -1,3 +1,4 @@
+export { type AppAuthOptions, appAuth } from "./app.js";
 export {
   type BearerAuthOptions,
   bearerAuth,
@@ -5,4 +6,10 @@ export {
   type ResourceServerOptions,
 } from "./bearer.js";
 export { type JwtAuthOptions, jwtAuth } from "./jwt.js";
-export type { McpAuth, TokenVerdict } from "./types.js";
+export type {
+  AppAuthRequest,
+  AppLogin,
+  AppPrincipal,
+  McpAuth,
+  TokenVerdict,
+} from "./types.js";

@@ -1,4 +1,4 @@
-import type { McpAuth } from "../auth/types.js";
+import type { AppLogin, McpAuth } from "../auth/types.js";
 import { ErrorCode } from "../protocol/errors.js";
 import type { RequestId } from "../protocol/messages.js";
 import type { AuthInfo } from "../server/types.js";
@@ -98,8 +98,14 @@ export type AuthOutcome = { auth: AuthInfo; resource: string } | { response: Mcp
 export async function authenticate(
   auth: McpAuth,
   req: McpHttpRequest,
+  app: unknown,
   reportError: (error: unknown) => void,
 ): Promise<AuthOutcome> {
+  const login = auth.app;
+  // The stated order: a bearer token when the request carries one (and tokens are accepted),
+  // else the app's own login.
+  if (login && !(login.acceptsBearer && /^Bearer(\s|$)/i.test(req.header("authorization") ?? "")))
+    return authenticateByApp(auth, login, req, app, reportError);
   const url = new URL(req.url);
   const resource = resourceOf(auth, url);
   const refuse = (status: number, message: string, header: string): AuthOutcome => ({
@@ -153,6 +159,38 @@ export async function authenticate(
   return { auth: verdict.auth, resource };
 }
 
+/** The principal the app's login found, or the 401 the app shaped for nobody. */
+async function authenticateByApp(
+  auth: McpAuth,
+  login: AppLogin,
+  req: McpHttpRequest,
+  app: unknown,
+  reportError: (error: unknown) => void,
+): Promise<AuthOutcome> {
+  let found: AuthInfo | undefined;
+  try {
+    found = await login.principal(req, app);
+  } catch (error) {
+    reportError(error);
+    return { response: errorResponse(500, ErrorCode.InternalError, "Internal error") };
+  }
+  // Only a bearer-accepting endpoint names OAuth in its challenges.
+  const resource = login.acceptsBearer ? resourceOf(auth, new URL(req.url)) : "";
+  if (found) return { auth: found, resource };
+  const headers = { ...login.unauthenticated.headers };
+  if (login.acceptsBearer) headers["www-authenticate"] = challenge(auth, resource, {});
+  return {
+    response: errorResponse(
+      401,
+      ErrorCode.InvalidRequest,
+      login.unauthenticated.message,
+      undefined,
+      undefined,
+      headers,
+    ),
+  };
+}
+
 /** 403 naming the scopes a request needs, so the client can step up (RFC 6750 §3.1). */
 export function insufficientScope(
   auth: McpAuth,
@@ -163,18 +201,22 @@ export function insufficientScope(
 ): McpHttpResponse {
   // Ask for what the token has plus what is missing, so stepping up loses nothing.
   const scopes = [...new Set([...granted, ...needed])];
+  // An endpoint signed in to through the app alone has no token to step up.
+  const bearer = auth.app === undefined || auth.app.acceptsBearer;
   return errorResponse(
     403,
     ErrorCode.InvalidRequest,
     `Insufficient scope: needs ${needed.join(" ")}`,
     id,
     undefined,
-    {
-      "www-authenticate": challenge(auth, resource, {
-        error: "insufficient_scope",
-        description: `Needs scope ${needed.join(" ")}`,
-        scopes,
-      }),
-    },
+    bearer
+      ? {
+          "www-authenticate": challenge(auth, resource, {
+            error: "insufficient_scope",
+            description: `Needs scope ${needed.join(" ")}`,
+            scopes,
+          }),
+        }
+      : {},
   );
 }

@@ -8,7 +8,7 @@ import type { StreamSlots } from "./stream-slots.js";
 import type { McpHttpRequest } from "./types.js";
 
 /** What the `onRequest` hook learns about each request. */
-export interface RequestInfo {
+export interface RequestInfo<App = unknown> {
   era: Era;
   method: string;
   /** Tool or prompt name, or resource URI, when the method has one. */
@@ -18,8 +18,16 @@ export interface RequestInfo {
   client?: Implementation;
   /** The verified principal, when the endpoint uses auth (its token only if exposed). */
   auth?: AuthInfo;
+  /** The app's context for the request (the adapter's `context` function's result). */
+  app?: App;
   /** The JSON-RPC error the request ended with, if any. */
   error?: unknown;
+}
+
+/** Who sent a request: the verified principal, and the app's context for it. */
+export interface Caller {
+  auth?: AuthInfo;
+  app?: unknown;
 }
 
 /** The shared parts of one handler, passed to each era's strategy. */
@@ -37,7 +45,7 @@ export interface HandlerCore {
   hideUnauthorized: boolean;
   /** Tool calls may run as tasks (the tasks extension is on). */
   tasksEnabled: boolean;
-  reportError(error: unknown, method?: string): void;
+  reportError(error: unknown, method?: string, app?: unknown): void;
   observe(event: {
     era: Era;
     method: string;
@@ -45,6 +53,7 @@ export interface HandlerCore {
     started: number;
     client?: Implementation;
     auth?: AuthInfo;
+    app?: unknown;
     status: number;
     error?: unknown;
   }): void;
@@ -68,6 +77,7 @@ export function toRequestInfo(event: Parameters<HandlerCore["observe"]>[0]): Req
   if (name !== undefined) info.name = name;
   if (event.client) info.client = event.client;
   if (event.auth) info.auth = event.auth;
+  if (event.app !== undefined) info.app = event.app;
   if (event.error !== undefined) info.error = event.error;
   return info;
 }

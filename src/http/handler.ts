@@ -18,7 +18,7 @@ import type { AuthInfo } from "../server/types.js";
 import { memoryStore } from "../store/memory.js";
 import type { McpStore } from "../store/types.js";
 import { authenticate, insufficientScope, isMetadataRequest, serveMetadata } from "./auth-gate.js";
-import { type HandlerCore, type RequestInfo, toRequestInfo } from "./core.js";
+import { type Caller, type HandlerCore, type RequestInfo, toRequestInfo } from "./core.js";
 import { InFlight } from "./in-flight.js";
 import { isBrowserVisit, landingPage } from "./landing-page.js";
 import { LegacyEra, type LegacyOptions } from "./legacy.js";
@@ -32,7 +32,7 @@ import type { McpHttpRequest, McpHttpResponse } from "./types.js";
 import { type FetchOptions, fromWebRequest, toWebResponse } from "./web.js";
 
 /** Options of {@link createMcpHandler}. */
-export interface McpHandlerOptions {
+export interface McpHandlerOptions<App = unknown> {
   /** Shared state: sessions, bus, nonces. @default memoryStore() */
   store?: McpStore;
   /**
@@ -79,16 +79,16 @@ export interface McpHandlerOptions {
   /** Serve legacy clients (2025-03-26 to 2025-11-25) too; false serves modern clients only. @default true */
   legacy?: boolean | LegacyOptions;
   /** Called with errors the client only sees a safe summary of. */
-  onError?: (error: unknown, context: { method?: string }) => void;
+  onError?: (error: unknown, context: { method?: string; app?: App }) => void;
   /** Called once per request when it ends, for metrics and tracing. */
-  onRequest?: (info: RequestInfo) => void;
+  onRequest?: (info: RequestInfo<App>) => void;
 }
 
 /** An MCP endpoint: a Web `fetch` handler plus a transport-neutral one for adapters. */
-export interface McpHandler {
-  readonly server: McpServer;
+export interface McpHandler<App = unknown> {
+  readonly server: McpServer<App>;
   /** Serves a Web `Request`; bound, so it can be passed around. */
-  readonly fetch: (request: Request, options?: FetchOptions) => Promise<Response>;
+  readonly fetch: (request: Request, options?: FetchOptions<App>) => Promise<Response>;
   /** Serves a transport-neutral request; adapters use it to skip Web object allocation. */
   readonly handle: (request: McpHttpRequest) => Promise<McpHttpResponse>;
   /** Resolves once change notifications published by other processes reach this one. */
@@ -156,13 +156,19 @@ function acceptsBoth(accept: string | null): boolean {
 }
 
 /** Creates the MCP endpoint for `server`. */
-export function createMcpHandler(server: McpServer, options: McpHandlerOptions = {}): McpHandler {
+export function createMcpHandler<App = unknown>(
+  server: McpServer<App>,
+  options: McpHandlerOptions<App> = {},
+): McpHandler<App> {
   const store = options.store ?? memoryStore();
   const maxBody = options.maxBodyBytes ?? DEFAULT_MAX_BODY;
   const hops = proxyHops(options.trustProxy);
-  const reportError = (error: unknown, method?: string) => {
+  const reportError = (error: unknown, method?: string, app?: unknown) => {
     try {
-      options.onError?.(error, method === undefined ? {} : { method });
+      const context: { method?: string; app?: App } = {};
+      if (method !== undefined) context.method = method;
+      if (app !== undefined) context.app = app as App;
+      options.onError?.(error, context);
     } catch {
       // A failing hook must not change the response.
     }
@@ -213,7 +219,7 @@ export function createMcpHandler(server: McpServer, options: McpHandlerOptions =
     observe: (event) => {
       if (!options.onRequest) return;
       try {
-        options.onRequest(toRequestInfo(event));
+        options.onRequest(toRequestInfo(event) as RequestInfo<App>);
       } catch (error) {
         reportError(error);
       }
@@ -261,7 +267,7 @@ export function createMcpHandler(server: McpServer, options: McpHandlerOptions =
     }
     // Public, and read cross-origin by browser clients: served before the Origin check.
     if (isMetadataRequest(req)) {
-      if (auth) return serveMetadata(auth, req);
+      if (auth && (!auth.app || auth.app.acceptsBearer)) return serveMetadata(auth, req);
       return errorResponse(404, ErrorCode.InvalidRequest, "This endpoint does not use OAuth");
     }
     if (!isOriginAllowed(req.header("origin"), req.header("host"), options.allowedOrigins)) {
@@ -269,22 +275,36 @@ export function createMcpHandler(server: McpServer, options: McpHandlerOptions =
     }
     if (req.method === "GET" && isBrowserVisit(req))
       return landingPage(req.url, auth ? undefined : server.info, allow);
-    let caller: { auth: AuthInfo; resource: string } | undefined;
+    // The app's context, once per HTTP request: the app's login (appAuth) may need it.
+    let app: unknown;
+    if (req.context) {
+      try {
+        app = await req.context();
+      } catch (error) {
+        reportError(error);
+        return errorResponse(500, ErrorCode.InternalError, "Internal error");
+      }
+    }
+    let verified: { auth: AuthInfo; resource: string } | undefined;
     if (auth) {
-      const outcome = await authenticate(auth, req, reportError);
+      const outcome = await authenticate(auth, req, app, (error) =>
+        reportError(error, undefined, app),
+      );
       if ("response" in outcome) return outcome.response;
-      caller = outcome;
-      if (!hasScopes(caller.auth.scopes, auth.requiredScopes))
+      verified = outcome;
+      if (!hasScopes(verified.auth.scopes, auth.requiredScopes))
         return insufficientScope(
           auth,
-          caller.resource,
-          caller.auth.scopes,
+          verified.resource,
+          verified.auth.scopes,
           auth.requiredScopes,
           undefined,
         );
     }
-    if (legacy && req.method === "GET") return legacy.get(req, caller?.auth);
-    if (legacy && req.method === "DELETE") return legacy.delete(req, caller?.auth);
+    const caller: Caller =
+      app === undefined ? { auth: verified?.auth } : { auth: verified?.auth, app };
+    if (legacy && req.method === "GET") return legacy.get(req, caller.auth);
+    if (legacy && req.method === "DELETE") return legacy.delete(req, caller.auth);
     if (req.method !== "POST") return methodNotAllowed(allow);
     if (mediaType(req.header("content-type")) !== "application/json") {
       return errorResponse(415, ErrorCode.InvalidRequest, "Content-Type must be application/json");
@@ -318,7 +338,7 @@ export function createMcpHandler(server: McpServer, options: McpHandlerOptions =
     const sessionHeader = req.header("mcp-session-id") !== null;
     if (isResponse(message)) {
       // Answers to server requests belong to legacy sessions; the modern era has none.
-      if (legacy && sessionHeader) return legacy.post(req, message, caller?.auth);
+      if (legacy && sessionHeader) return legacy.post(req, message, caller);
       return errorResponse(
         400,
         ErrorCode.InvalidRequest,
@@ -329,15 +349,15 @@ export function createMcpHandler(server: McpServer, options: McpHandlerOptions =
       return errorResponse(400, ErrorCode.InvalidRequest, "Invalid JSON-RPC message", id);
     }
     if (closing && id !== undefined) return shuttingDown(id);
-    if (auth && caller && id !== undefined) {
+    if (auth && verified && id !== undefined) {
       const needed = scopesFor(server, message.method, message.params ?? {});
-      if (!hasScopes(caller.auth.scopes, needed))
-        return insufficientScope(auth, caller.resource, caller.auth.scopes, needed!, id);
+      if (!hasScopes(verified.auth.scopes, needed))
+        return insufficientScope(auth, verified.resource, verified.auth.scopes, needed!, id);
     }
     if (isModernRequest(message.method, message.params))
-      return handleModern(core, req, message, caller?.auth);
+      return handleModern(core, req, message, caller);
     if (legacy && (message.method === "initialize" || sessionHeader || legacy.stateless)) {
-      return legacy.post(req, message, caller?.auth);
+      return legacy.post(req, message, caller);
     }
     return errorResponse(
       400,

@@ -4,10 +4,10 @@ import { answerDepthError, paramsDepthError } from "../protocol/params.js";
 import type { LogLevel } from "../protocol/versions.js";
 import type { RequestEnv } from "../server/context.js";
 import { dispatch } from "../server/dispatch.js";
-import type { AuthInfo, Implementation } from "../server/types.js";
+import type { Implementation } from "../server/types.js";
 import type { SessionRecord } from "../store/types.js";
 import { LazyAbort } from "../utils/lazy-abort.js";
-import type { HandlerCore } from "./core.js";
+import type { Caller, HandlerCore } from "./core.js";
 import { shutdownError } from "./in-flight.js";
 import type { SessionRuntime } from "./legacy-session.js";
 import type { LegacyStream } from "./legacy-stream.js";
@@ -38,7 +38,7 @@ export function runLegacyRequest(
   record: SessionRecord,
   request: JsonRpcRequest,
   retryMs: number,
-  auth: AuthInfo | undefined,
+  { auth, app }: Caller,
   release: () => void,
 ): Promise<McpHttpResponse> {
   // Before anything walks them: recursive walkers would overflow the stack on deeper params.
@@ -76,6 +76,7 @@ export function runLegacyRequest(
       logLevel: (record.logLevel as LogLevel | undefined) ?? "debug",
       abort,
       auth,
+      app,
       hideUnauthorized: core.hideUnauthorized,
       sessionId: record.id || undefined,
       send: (notification) => {
@@ -92,7 +93,7 @@ export function runLegacyRequest(
       refuseInput: sessionless ? sessionlessInput : undefined,
       closeStream:
         record.protocolVersion >= PRIMING_VERSION ? () => open().detach(retryMs) : undefined,
-      onError: (error) => core.reportError(error, request.method),
+      onError: (error) => core.reportError(error, request.method, app),
     };
     let finished = false;
     const finish = (
@@ -112,11 +113,12 @@ export function runLegacyRequest(
         started,
         client: env.clientInfo,
         auth,
+        app,
         status,
         error,
       });
       const serialized = serializeResponse(body, request.id, (cause) =>
-        core.reportError(cause, request.method),
+        core.reportError(cause, request.method, app),
       );
       if (stream) {
         stream.send(serialized.body as never);
@@ -151,7 +153,7 @@ export function runLegacyRequest(
         const known = isMcpError(error)
           ? error
           : new McpError(ErrorCode.InternalError, "Internal error");
-        if (!isMcpError(error)) core.reportError(error, request.method);
+        if (!isMcpError(error)) core.reportError(error, request.method, app);
         // JSON-RPC errors travel as 200 in this era, so clients read them as errors, not transport failures.
         finish(200, errorMessage(known, request.id), known);
       },

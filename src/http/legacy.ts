@@ -14,7 +14,7 @@ import { principalKey } from "../server/access.js";
 import type { AuthInfo } from "../server/types.js";
 import type { McpStore, SessionRecord } from "../store/types.js";
 import { toBase64Url } from "../utils/base64.js";
-import type { HandlerCore } from "./core.js";
+import type { Caller, HandlerCore } from "./core.js";
 import { PRIMING_VERSION, runLegacyRequest } from "./legacy-run.js";
 import {
   type SessionMessage,
@@ -165,8 +165,8 @@ export class LegacyEra {
   }
 
   /** Serves a POST: `initialize`, or a message of an existing session. */
-  post(req: McpHttpRequest, message: Message, auth?: AuthInfo): Promise<McpHttpResponse> {
-    return this.#available(() => this.#post(req, message, auth), requestIdOf(message));
+  post(req: McpHttpRequest, message: Message, caller: Caller = {}): Promise<McpHttpResponse> {
+    return this.#available(() => this.#post(req, message, caller), requestIdOf(message));
   }
 
   /** Serves a GET: the session's standalone stream, or the resumption of any of its streams. */
@@ -211,7 +211,8 @@ export class LegacyEra {
     }
   }
 
-  async #post(req: McpHttpRequest, message: Message, auth?: AuthInfo): Promise<McpHttpResponse> {
+  async #post(req: McpHttpRequest, message: Message, caller: Caller): Promise<McpHttpResponse> {
+    const { auth } = caller;
     const id = requestIdOf(message);
     const headerVersion = req.header("mcp-protocol-version");
     if (headerVersion !== null && !LEGACY_VERSIONS.includes(headerVersion)) {
@@ -260,8 +261,14 @@ export class LegacyEra {
     const request = message as JsonRpcRequest;
     if (SESSION_METHODS.has(request.method)) return this.#sessionMethod(record, request);
     const runtime = this.#runtime(record);
-    return runLegacyRequest(this.#core, runtime, record, request, this.#options.retryMs, auth, () =>
-      this.#release(runtime),
+    return runLegacyRequest(
+      this.#core,
+      runtime,
+      record,
+      request,
+      this.#options.retryMs,
+      caller,
+      () => this.#release(runtime),
     );
   }
 

@@ -8,7 +8,7 @@ import { type ModernMeta, readModernMeta, unsupportedVersion } from "../server/m
 import { declaresTasks, TASKS_EXTENSION, TASKS_REQUIRED } from "../server/task-shape.js";
 import type { AuthInfo } from "../server/types.js";
 import { LazyAbort } from "../utils/lazy-abort.js";
-import type { HandlerCore } from "./core.js";
+import type { Caller, HandlerCore } from "./core.js";
 import { validateMirroredHeaders, validateVersionHeader } from "./headers.js";
 import { shutdownError } from "./in-flight.js";
 import { type ListenFilter, listenSink, parseListenFilter } from "./listen-hub.js";
@@ -22,8 +22,9 @@ export async function handleModern(
   core: HandlerCore,
   req: McpHttpRequest,
   message: JsonRpcRequest | JsonRpcNotification,
-  auth?: AuthInfo,
+  caller: Caller = {},
 ): Promise<McpHttpResponse> {
+  const { auth } = caller;
   const id = "id" in message ? message.id : undefined;
   const params = message.params ?? {};
   let meta: ModernMeta;
@@ -49,7 +50,7 @@ export async function handleModern(
   }
   const request = { id: id!, method: message.method, params };
   if (request.method === "subscriptions/listen") return listen(core, req, request, meta, auth);
-  return run(core, req, request, meta, auth);
+  return run(core, req, request, meta, caller);
 }
 
 function listen(
@@ -92,7 +93,7 @@ function run(
   req: McpHttpRequest,
   request: { id: JsonRpcRequest["id"]; method: string; params: JsonObject },
   meta: ModernMeta,
-  auth: AuthInfo | undefined,
+  { auth, app }: Caller,
 ): Promise<McpHttpResponse> {
   const started = performance.now();
   const abort = new LazyAbort();
@@ -112,6 +113,7 @@ function run(
       logLevel: meta.logLevel,
       abort,
       auth,
+      app,
       hideUnauthorized: core.hideUnauthorized,
       send(notification) {
         if (abort.aborted) return;
@@ -123,7 +125,7 @@ function run(
         }
         stream.send(notification);
       },
-      onError: (error) => core.reportError(error, request.method),
+      onError: (error) => core.reportError(error, request.method, app),
     };
     let finished = false;
     const finish = (
@@ -143,11 +145,12 @@ function run(
         started,
         client: meta.clientInfo,
         auth,
+        app,
         status,
         error,
       });
       const { text } = serializeResponse(body, request.id, (cause) =>
-        core.reportError(cause, request.method),
+        core.reportError(cause, request.method, app),
       );
       if (stream) {
         // Nothing more is written once the client has cancelled.
@@ -173,7 +176,7 @@ function run(
         const known = isMcpError(error)
           ? error
           : new McpError(ErrorCode.InternalError, "Internal error");
-        if (!isMcpError(error)) core.reportError(error, request.method);
+        if (!isMcpError(error)) core.reportError(error, request.method, app);
         finish(inBandStatus(known), errorMessage(known, request.id), known);
       },
     );

@@ -26,6 +26,11 @@ export interface McpHttpRequest {
   readonly localAddress?: string;
   /** The peer's address (the client, or the proxy in front), when the host knows it. */
   readonly remoteAddress?: string;
+  /**
+   * Computes the app's context for this request (an adapter's `context` option); called once,
+   * after the Host and Origin checks and before auth. May return a promise.
+   */
+  readonly context?: () => unknown;
 }
 
 /** A transport-neutral HTTP response. */

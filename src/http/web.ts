@@ -46,15 +46,24 @@ function concat(chunks: Uint8Array[], total: number): Uint8Array {
 }
 
 /** What a fetch host may know of a request beyond the `Request` itself. */
-export interface FetchOptions {
+export interface FetchOptions<App = unknown> {
+  /**
+   * The app's context for this request, reaching handlers as `ctx.app`; a function is called
+   * once, after the Host and Origin checks, and may be async.
+   */
+  context?: App | (() => App | Promise<App>);
   /** The server-side address the request arrived on: enables the loopback Host check. */
   localAddress?: string;
   /** The peer's address: the client's, or the proxy's in front of it. */
   remoteAddress?: string;
 }
 
+function contextThunk(context: unknown): () => unknown {
+  return typeof context === "function" ? (context as () => unknown) : () => context;
+}
+
 /** Wraps a Web `Request` as a transport-neutral request. */
-export function fromWebRequest(request: Request, options?: FetchOptions): McpHttpRequest {
+export function fromWebRequest(request: Request, options?: FetchOptions<unknown>): McpHttpRequest {
   return {
     method: request.method,
     url: request.url,
@@ -63,6 +72,7 @@ export function fromWebRequest(request: Request, options?: FetchOptions): McpHtt
     signal: request.signal,
     ...(typeof options?.localAddress === "string" && { localAddress: options.localAddress }),
     ...(typeof options?.remoteAddress === "string" && { remoteAddress: options.remoteAddress }),
+    ...(options?.context !== undefined && { context: contextThunk(options.context) }),
   };
 }
 

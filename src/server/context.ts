@@ -23,6 +23,8 @@ export interface RequestEnv {
   /** Aborted when the client cancels or goes away; its signal is built only when read. */
   abort: LazyAbort;
   auth?: AuthInfo;
+  /** The app's own context for this request (the adapter's `context` function's result). */
+  app?: unknown;
   /** Lists hold only what `auth` has the scopes for (and are then private to it). */
   hideUnauthorized?: boolean;
   sessionId?: string;
@@ -108,6 +110,7 @@ class RequestContext implements HandlerContext {
   readonly meta: JsonObject;
   readonly client: { info?: Implementation; capabilities: JsonObject };
   readonly auth: AuthInfo | undefined;
+  readonly app: unknown;
   readonly sessionId: string | undefined;
   readonly state: JsonObject;
   readonly #env: RequestEnv;
@@ -129,6 +132,7 @@ class RequestContext implements HandlerContext {
     this.meta = isObject(request.params._meta) ? request.params._meta : {};
     this.client = { info: env.clientInfo, capabilities: env.clientCapabilities };
     this.auth = env.auth;
+    this.app = env.app;
     this.sessionId = env.sessionId;
     this.state = state;
   }

@@ -117,8 +117,17 @@ function findHeaderParams(schema: JsonObject, tool: string): { header: string; p
   return found;
 }
 
-/** An MCP server: the registry of tools, prompts and resources, free of any transport. */
-export class McpServer {
+/**
+ * An MCP server: the registry of tools, prompts and resources, free of any transport. `App` is
+ * the type of the app's per-request context that handlers read as `ctx.app`.
+ *
+ * @example
+ * ```ts
+ * const server = new McpServer<{ userId: string }>({ name: "notes", version: "1.0.0" });
+ * server.tool({ name: "whoami" }, (_args, ctx) => ctx.app.userId);
+ * ```
+ */
+export class McpServer<App = unknown> {
   readonly info: Implementation;
   readonly instructions: string | undefined;
   readonly pageSize: number;
@@ -158,14 +167,17 @@ export class McpServer {
    */
   tool<const Schema extends JsonObject>(
     options: ToolOptions & { input: Schema },
-    handler: ToolHandler<ToolArgs<Schema>>,
+    handler: ToolHandler<ToolArgs<Schema>, App>,
   ): Registration;
   /**
    * Registers a tool; `Input` is inferred from a Standard Schema `input` (e.g. zod 4) or given
    * explicitly. Its schemas are compiled now, so a bad one throws.
    */
-  tool<Input = JsonObject>(options: ToolOptions<Input>, handler: ToolHandler<Input>): Registration;
-  tool(options: ToolOptions<unknown>, handler: ToolHandler<never>): Registration {
+  tool<Input = JsonObject>(
+    options: ToolOptions<Input>,
+    handler: ToolHandler<Input, App>,
+  ): Registration;
+  tool(options: ToolOptions<unknown>, handler: ToolHandler<never, App>): Registration {
     if (!TOOL_NAME.test(options.name)) throw new TypeError(`Invalid tool name: ${options.name}`);
     if (this.tools.has(options.name)) throw new TypeError(`Duplicate tool: ${options.name}`);
     const input = options.input ? compileSchema(options.input, "input") : undefined;
@@ -176,7 +188,7 @@ export class McpServer {
     if (output) definition.outputSchema = output.json;
     const entry: RegisteredTool = {
       options: options as ToolOptions,
-      handler: handler as ToolHandler,
+      handler: handler as unknown as ToolHandler,
       input,
       output,
       headerParams: findHeaderParams(inputSchema, options.name),
@@ -188,48 +200,48 @@ export class McpServer {
   /** Registers a prompt; the handler's arguments are typed from the `arguments` list as written. */
   prompt<const Args extends readonly PromptArgument[] = PromptArgument[]>(
     options: PromptOptions<Args>,
-    handler: PromptHandler<PromptArgs<Args>>,
+    handler: PromptHandler<PromptArgs<Args>, App>,
   ): Registration;
-  prompt(options: PromptOptions, handler: PromptHandler): Registration {
+  prompt(
+    options: PromptOptions,
+    handler: PromptHandler<Record<string, string>, App>,
+  ): Registration {
     if (this.prompts.has(options.name)) throw new TypeError(`Duplicate prompt: ${options.name}`);
     const definition = definitionOf(options, ["scopes"]);
     if (options.arguments) {
       definition.arguments = options.arguments.map((argument) => definitionOf(argument, []));
     }
-    return this.#register(this.prompts, options.name, { options, handler, definition }, "prompts");
+    const entry = { options, handler: handler as PromptHandler, definition };
+    return this.#register(this.prompts, options.name, entry, "prompts");
   }
 
   /** Registers a resource at a fixed URI. */
-  resource(options: ResourceOptions, handler: ResourceHandler): Registration {
+  resource(options: ResourceOptions, handler: ResourceHandler<App>): Registration {
     if (this.resources.has(options.uri)) throw new TypeError(`Duplicate resource: ${options.uri}`);
     const definition = definitionOf(options, ["scopes", "ttlMs", "cacheScope"]);
-    return this.#register(
-      this.resources,
-      options.uri,
-      { options, handler, definition },
-      "resources",
-    );
+    const entry = { options, handler: handler as ResourceHandler, definition };
+    return this.#register(this.resources, options.uri, entry, "resources");
   }
 
   /** Registers a resource template (RFC 6570, levels 1 to 3). */
   resourceTemplate(
     options: ResourceTemplateOptions,
-    handler: ResourceTemplateHandler,
+    handler: ResourceTemplateHandler<App>,
   ): Registration {
     if (this.templates.has(options.uriTemplate)) {
       throw new TypeError(`Duplicate resource template: ${options.uriTemplate}`);
     }
     const template = parseUriTemplate(options.uriTemplate);
     const definition = definitionOf(options, ["scopes", "ttlMs", "cacheScope", "complete"]);
-    const entry = { options, handler, template, definition };
+    const entry = { options, handler: handler as ResourceTemplateHandler, template, definition };
     return this.#register(this.templates, options.uriTemplate, entry, "resources");
   }
 
   /** Registers a custom JSON-RPC method; protocol method names are refused. */
-  method(name: string, handler: MethodHandler): Registration {
+  method(name: string, handler: MethodHandler<App>): Registration {
     if (RESERVED_METHOD.test(name)) throw new TypeError(`Method name is reserved: ${name}`);
     if (this.methods.has(name)) throw new TypeError(`Duplicate method: ${name}`);
-    this.methods.set(name, handler);
+    this.methods.set(name, handler as MethodHandler);
     return { remove: () => this.methods.delete(name) };
   }
 

@@ -19,7 +19,7 @@ export interface WorkerHooks {
 /** The client-facing facts a task's work runs with. */
 export type WorkSource = Pick<
   RequestEnv,
-  "protocolVersion" | "clientCapabilities" | "clientInfo" | "auth"
+  "protocolVersion" | "clientCapabilities" | "clientInfo" | "auth" | "app"
 >;
 
 /** Work of this process: its abort, the waiters for input, its lease renewal. */
@@ -74,6 +74,7 @@ export class TaskWorker {
       clientCapabilities: from.clientCapabilities,
       clientInfo: from.clientInfo,
       auth: from.auth,
+      app: from.app,
       abort,
       // Progress and log messages are not carried by tasks (ext-tasks: status notifications).
       send: () => undefined,

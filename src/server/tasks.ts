@@ -136,7 +136,8 @@ export class TaskRunner {
     let record = await this.#ledger.owned(id, principalKey(env.auth));
     if (!isTerminal(record.status) && (record.leaseUntil ?? Infinity) < Date.now()) {
       record =
-        (await this.#recover(record)) ?? (await this.#ledger.owned(id, principalKey(env.auth)));
+        (await this.#recover(record, env.app)) ??
+        (await this.#ledger.owned(id, principalKey(env.auth)));
     }
     return { resultType: "complete", ...detailedTask(record) };
   }
@@ -235,7 +236,7 @@ export class TaskRunner {
   }
 
   /** Work whose lease ran out: re-run it here when it may run twice, else mark it failed. */
-  async #recover(stale: TaskRecord): Promise<TaskRecord | undefined> {
+  async #recover(stale: TaskRecord, app: unknown): Promise<TaskRecord | undefined> {
     const request = stale.request;
     const tool =
       request && typeof request.name === "string"
@@ -271,6 +272,8 @@ export class TaskRunner {
       clientCapabilities: isObject(request.capabilities) ? request.capabilities : {},
       clientInfo: request.clientInfo as Implementation | undefined,
       auth: request.auth as AuthInfo | undefined,
+      // Not stored with the task: the app context of the request that found it abandoned.
+      app,
     });
     const ctx = createContext(
       env,

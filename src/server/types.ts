@@ -59,8 +59,12 @@ export type ElicitParams = JsonObject & { message: string };
 /** Parameters of a `sampling/createMessage` request. */
 export type SampleParams = JsonObject & { messages: unknown[]; maxTokens: number };
 
-/** What every handler receives besides its arguments: one API for both eras. */
-export interface HandlerContext {
+/**
+ * What every handler receives besides its arguments: one API for both eras. `App` is the type
+ * of the app's own per-request context (`new McpServer<App>()`), computed by the adapter's
+ * `context` function for each HTTP request.
+ */
+export interface HandlerContext<App = unknown> {
   readonly era: Era;
   readonly protocolVersion: string;
   readonly requestId: RequestId;
@@ -71,6 +75,13 @@ export interface HandlerContext {
   readonly meta: JsonObject;
   readonly client: { info?: Implementation; capabilities: JsonObject };
   readonly auth: AuthInfo | undefined;
+  /**
+   * The app's context for this HTTP request (the user its login found, a request id, a database
+   * handle...), from the adapter's `context` option; undefined without one. Computed again on
+   * every request, so a multi round-trip retry, a legacy reply or a `tasks/get` on another
+   * process sees that request's context; only `state` travels between rounds.
+   */
+  readonly app: App;
   /** Legacy session id, when the request belongs to one. */
   readonly sessionId: string | undefined;
   /** Handler state that survives multi round-trip retries (sealed in `requestState`). */
@@ -130,9 +141,9 @@ export interface ToolOptions<Input = JsonObject> {
 }
 
 /** A tool handler. */
-export type ToolHandler<Input = JsonObject> = (
+export type ToolHandler<Input = JsonObject, App = unknown> = (
   args: Input,
-  ctx: HandlerContext,
+  ctx: HandlerContext<App>,
 ) => ToolReturn | Promise<ToolReturn>;
 
 /** Completes a partial argument value. */
@@ -175,9 +186,9 @@ export type PromptReturn =
   | { description?: string; messages: PromptMessage[]; _meta?: JsonObject };
 
 /** A prompt handler. */
-export type PromptHandler<Args = Record<string, string>> = (
+export type PromptHandler<Args = Record<string, string>, App = unknown> = (
   args: Args,
-  ctx: HandlerContext,
+  ctx: HandlerContext<App>,
 ) => PromptReturn | Promise<PromptReturn>;
 
 /** Caching hints for a result (spec: utilities/caching). */
@@ -218,9 +229,9 @@ export type ResourceReturn =
   | { contents: ResourceContents[]; _meta?: JsonObject };
 
 /** A resource handler. */
-export type ResourceHandler = (
+export type ResourceHandler<App = unknown> = (
   uri: string,
-  ctx: HandlerContext,
+  ctx: HandlerContext<App>,
 ) => ResourceReturn | Promise<ResourceReturn>;
 
 /** Options of {@link McpServer.resourceTemplate}. */
@@ -233,14 +244,14 @@ export interface ResourceTemplateOptions extends ResourceBase {
 }
 
 /** A resource template handler; `variables` are the matched template values. */
-export type ResourceTemplateHandler = (
+export type ResourceTemplateHandler<App = unknown> = (
   uri: string,
   variables: Record<string, string>,
-  ctx: HandlerContext,
+  ctx: HandlerContext<App>,
 ) => ResourceReturn | Promise<ResourceReturn>;
 
 /** A custom JSON-RPC method handler. */
-export type MethodHandler = (
+export type MethodHandler<App = unknown> = (
   params: JsonObject,
-  ctx: HandlerContext,
+  ctx: HandlerContext<App>,
 ) => JsonObject | Promise<JsonObject>;

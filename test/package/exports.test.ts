@@ -106,7 +106,12 @@ describe("the published package", () => {
       "isMcpError",
       "memoryStore",
     ]);
-    expect(await names("./auth")).toEqual(["InvalidTokenError", "bearerAuth", "jwtAuth"]);
+    expect(await names("./auth")).toEqual([
+      "InvalidTokenError",
+      "appAuth",
+      "bearerAuth",
+      "jwtAuth",
+    ]);
     expect(await names("./express")).toEqual(["toExpress", "toExpressMetadata"]);
     expect(await names("./next")).toEqual(["toNextRoute"]);
     expect(await names("./node")).toEqual([
