@@ -1,10 +1,22 @@
+import { randomUUID } from "node:crypto";
 import express from "express";
 import { createMcpHandler, type McpHandlerOptions, McpServer } from "mcp-mount";
 import { toExpress } from "mcp-mount/express";
 
-/** The example server: a few real tools, a prompt, a resource and a template. */
-export function createExampleServer(): McpServer {
-  const server = new McpServer({
+/** What the Express app hands each request's handlers as `ctx.app`. */
+export interface ExampleApp {
+  /** The caller's `X-Request-Id`, or one made up for this request. */
+  requestId: string;
+  /** The caller's address, as Express sees it (`req.ip`). */
+  address: string | undefined;
+}
+
+/**
+ * The example server: a few real tools, a prompt, a resource and a template. `App` types
+ * `ctx.app`, the per-request context of the host it is mounted in (none under stdio).
+ */
+export function createExampleServer<App = unknown>(): McpServer<App> {
+  const server = new McpServer<App>({
     name: "mcp-mount-example",
     version: "0.1.0",
     instructions: "Utility tools: echo text, do arithmetic, look up notes, and plan a trip.",
@@ -123,11 +135,37 @@ export function createExampleServer(): McpServer {
   return server;
 }
 
-/** The Express app with the MCP endpoint mounted at /mcp. */
-export function createExampleApp(options: McpHandlerOptions = {}) {
-  const mcp = createMcpHandler(createExampleServer(), options);
+/**
+ * The Express app with the MCP endpoint mounted at /mcp, plus `whoami`, which reads what the app
+ * derived from the request (`ctx.app`). The context is computed again for every HTTP request,
+ * so a multi round-trip retry or a legacy reply sees its own request's, never the first one's.
+ */
+export function createExampleApp(options: McpHandlerOptions<ExampleApp> = {}) {
+  const server = createExampleServer<ExampleApp>();
+  server.tool(
+    {
+      name: "whoami",
+      description: "The request as the Express app saw it: its request id and the caller's address",
+      output: {
+        type: "object",
+        properties: { requestId: { type: "string" }, address: { type: ["string", "null"] } },
+        required: ["requestId", "address"],
+      },
+      annotations: { readOnlyHint: true },
+    },
+    (_args, ctx) => ({ requestId: ctx.app.requestId, address: ctx.app.address ?? null }),
+  );
+  const mcp = createMcpHandler(server, options);
   const app = express();
-  app.use("/mcp", toExpress(mcp));
+  app.use(
+    "/mcp",
+    toExpress(mcp, {
+      context: (req): ExampleApp => ({
+        requestId: req.get("x-request-id") ?? randomUUID(),
+        address: req.ip,
+      }),
+    }),
+  );
   // Readiness for orchestrators: 503 while draining (after SIGTERM) or while the store is down.
   app.get("/healthz", async (_req, res) => {
     const health = await mcp.health();

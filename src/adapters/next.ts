@@ -4,20 +4,21 @@ import type { FetchOptions } from "../http/web.js";
 /** A Next.js App Router route handler (Node.js or edge runtime). */
 export type NextRouteHandler = (request: Request) => Promise<Response>;
 
-const LOOPBACK_LITERAL = /^https?:\/\/(127(?:\.\d{1,3}){3}|\[::1\])(?::\d+)?$/;
+// Not [::1]: Next writes it for `-H ::` too, which listens on every interface.
+const LOOPBACK_LITERAL = /^https?:\/\/(127(?:\.\d{1,3}){3})(?::\d+)?$/;
 
 /**
  * What a route can tell of its socket, which Next does not expose: `request.url` names
  * `localhost` whatever the bind address (vercel/next.js#37536). `next start` and `next dev`
- * record the address they listen on in `__NEXT_PRIVATE_ORIGIN` (both runtimes see it): a loopback
- * IP literal there is the `-H` address. `next dev` counts as loopback too, as Vite's dev server
+ * record the address they listen on in `__NEXT_PRIVATE_ORIGIN` (both runtimes see it): a 127.x
+ * literal there is the `-H` address. `next dev` counts as loopback too, as Vite's dev server
  * does: a development server is what DNS rebinding attacks reach. Either way the Host check of
  * `node:http` applies. Elsewhere (serverless hosts) nothing is known and nothing is assumed.
  */
 function socketOf(): FetchOptions | undefined {
   if (typeof process === "undefined" || !process.env) return undefined;
   const match = LOOPBACK_LITERAL.exec(process.env.__NEXT_PRIVATE_ORIGIN ?? "");
-  if (match) return { localAddress: match[1]!.replace(/^\[|\]$/g, "") };
+  if (match) return { localAddress: match[1]! };
   if (process.env.NODE_ENV === "development") return { localAddress: "127.0.0.1" };
   return undefined;
 }

@@ -122,11 +122,17 @@ export async function writeNodeResponse(
     res.end(body ?? undefined);
     return;
   }
+  const reader = body.getReader();
+  const cancel = () => void reader.cancel().catch(() => {});
+  // The client may have left while the handler ran: "close" fired already, and a stream nobody
+  // reads must still be cancelled, or whatever it holds (a stream slot) is never given back.
+  if (res.destroyed) {
+    cancel();
+    return;
+  }
   res.writeHead(response.status, response.headers);
   res.flushHeaders();
-  const reader = body.getReader();
-  const onClose = () => void reader.cancel().catch(() => {});
-  res.once("close", onClose);
+  res.once("close", cancel);
   try {
     for (;;) {
       const { done, value } = await reader.read();
@@ -144,7 +150,8 @@ export async function writeNodeResponse(
   } catch {
     // the stream was cancelled or errored: end the response below
   } finally {
-    res.off("close", onClose);
+    res.off("close", cancel);
+    if (res.destroyed) cancel();
     if (!res.writableEnded) res.end();
   }
 }
@@ -166,7 +173,8 @@ export function toNodeHandler<App = unknown>(
     const wrapped = fromNodeRequest(req, res, context && (() => context(req, res)));
     const response = await mcp.handle(wrapped);
     // A refused body is still arriving: answer without resetting the connection under it.
-    if (response.status === 413) return respondAndDrain(req, res, response);
+    if (response.status === 413 || (response.headers.connection === "close" && !req.readableEnded))
+      return respondAndDrain(req, res, response);
     await writeNodeResponse(res, response);
   };
 }

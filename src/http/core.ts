@@ -39,8 +39,11 @@ export interface HandlerCore {
   inflight: InFlight;
   /** Admission of long-lived connections, per process and per client. */
   slots: StreamSlots;
-  /** Who a request comes from, for per-client limits: the principal, else the client address. */
-  clientOf(req: McpHttpRequest, auth: AuthInfo | undefined): string;
+  /**
+   * Who a request comes from, for per-client limits: the principal, else the client address;
+   * undefined when neither is known.
+   */
+  clientOf(req: McpHttpRequest, auth: AuthInfo | undefined): string | undefined;
   /** Lists hold only what the caller has the scopes for (auth's `hideUnauthorized`). */
   hideUnauthorized: boolean;
   /** Tool calls may run as tasks (the tasks extension is on). */

@@ -211,8 +211,11 @@ export function createMcpHandler<App = unknown>(
       max: options.maxStreams ?? 10_000,
       maxPerClient: options.maxStreamsPerClient ?? 100,
     }),
-    clientOf: (req, caller) =>
-      caller ? `p:${principalKey(caller)}` : `a:${clientAddressOf(req, hops) ?? ""}`,
+    clientOf: (req, caller) => {
+      if (caller) return `p:${principalKey(caller)}`;
+      const address = clientAddressOf(req, hops);
+      return address === undefined ? undefined : `a:${address}`;
+    },
     hideUnauthorized: options.auth?.hideUnauthorized ?? false,
     tasksEnabled: tasks !== undefined,
     reportError,
@@ -251,7 +254,7 @@ export function createMcpHandler<App = unknown>(
   }
 
   async function route(received: McpHttpRequest): Promise<McpHttpResponse> {
-    const req = hops > 0 ? asForwarded(received) : received;
+    const req = hops > 0 ? asForwarded(received, hops) : received;
     // While draining, only what finishes work already here gets through: a session's replies to
     // server requests and its cancellations (POSTs without an id, told apart below).
     if (closing && (req.method !== "POST" || req.header("mcp-session-id") === null))
@@ -381,11 +384,13 @@ export function createMcpHandler<App = unknown>(
     const started = Date.now();
     // Long-lived streams first, so their clients reconnect elsewhere while the rest finishes.
     await legacy?.handOver();
-    await core.hub.close(server.info);
+    core.hub.endStreams(server.info);
     await inflight.settle(graceMs);
     await tasks?.whenIdle(Math.max(0, graceMs - (Date.now() - started)));
     await legacy?.close();
     await tasks?.close();
+    // Only now: calls that ran during the grace may still have announced changes.
+    await core.hub.close(server.info);
     await store.close();
   }
 

@@ -38,7 +38,13 @@ export class InFlight {
    */
   async settle(graceMs: number): Promise<void> {
     if (this.#ends.size > 0) await this.#whenIdle(graceMs);
-    for (const end of [...this.#ends]) end();
+    for (const end of [...this.#ends]) {
+      try {
+        end();
+      } catch {
+        // One request failing to answer must not keep the drain from finishing.
+      }
+    }
     if (this.#ends.size > 0) await this.#whenIdle(1_000);
   }
 

@@ -73,6 +73,7 @@ export class LegacyStream {
   /** Highest counter written to the current connection, so replays never repeat an event. */
   #written = 0;
   #holding: StreamEvent[] | undefined;
+  #queued: JsonRpcMessage[] | undefined;
   /** The last append to the log, so a handover can wait until the log holds every event. */
   #appended: Promise<void> = Promise.resolve();
 
@@ -113,8 +114,28 @@ export class LegacyStream {
     this.#seq = Math.max(this.#seq, seq);
   }
 
+  /**
+   * Holds back what this stream is asked to send, unnumbered, until {@link release}: while a
+   * resumption reads the log or a takeover waits for the old holder, the next counter is not
+   * known yet, and a number taken now could repeat one the log already has.
+   */
+  hold(): void {
+    this.#queued ??= [];
+  }
+
+  /** Sends what was held back, numbered after everything known now. */
+  release(): void {
+    const queued = this.#queued;
+    this.#queued = undefined;
+    for (const message of queued ?? []) this.send(message);
+  }
+
   /** Logs `message` and writes it to the connection, if one is attached. */
   send(message: JsonRpcMessage): void {
+    if (this.#queued) {
+      this.#queued.push(message);
+      return;
+    }
     const event = {
       id: `${this.id}${SEPARATOR}${++this.#seq}`,
       message: message as unknown as JsonObject,
@@ -164,14 +185,18 @@ export class LegacyStream {
   ): Promise<boolean> {
     const held: StreamEvent[] = [];
     this.#holding = held;
+    this.hold();
     let replay: LoggedEvent[] | undefined;
     try {
       // Such as: the process that held the stream lets go, its last events logged.
       await before?.();
       replay = await this.#options.log.after(this.logKey, lastEventId);
-    } finally {
+    } catch (error) {
       this.#holding = undefined;
+      this.release();
+      throw error;
     }
+    this.#holding = undefined;
     this.attach(writer);
     this.#written = Number.isFinite(seqOf(lastEventId)) ? seqOf(lastEventId) : 0;
     this.#seq = Math.max(this.#seq, this.#written);
@@ -182,13 +207,16 @@ export class LegacyStream {
         this.relay(event);
       }
     }
+    this.release();
     return replay !== undefined;
   }
 
   /** Attaches a connection, replacing (and closing) any earlier one. */
   attach(writer: SseStream): void {
-    if (this.#writer && this.#writer !== writer) this.#writer.close();
+    const previous = this.#writer;
+    // The new connection first, so the old one closing sees the stream still attached.
     this.#writer = writer;
+    if (previous && previous !== writer) previous.close();
     writer.onClose(() => {
       if (this.#writer === writer) this.#writer = undefined;
     });

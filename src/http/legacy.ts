@@ -259,6 +259,12 @@ export class LegacyEra {
     }
     if (!("id" in message)) return this.#notification(record, message as JsonRpcNotification);
     const request = message as JsonRpcRequest;
+    // A drain may have begun while the session was read: nothing new starts here now.
+    if (this.#closing)
+      return errorResponse(503, ErrorCode.InternalError, "Server is shutting down", request.id, undefined, {
+        "retry-after": "1",
+        connection: "close",
+      });
     if (SESSION_METHODS.has(request.method)) return this.#sessionMethod(record, request);
     const runtime = this.#runtime(record);
     return runLegacyRequest(
@@ -298,21 +304,44 @@ export class LegacyEra {
     const writer = new SseStream();
     writer.onClose(slot);
     const sse = { status: 200, headers: { ...SSE_HEADERS }, body: writer.readable };
-    if (resumesPost) {
-      await this.#resumePost(runtime, streamId, lastEventId, writer);
-      return sse;
+    try {
+      if (resumesPost) await this.#resumePost(runtime, streamId, lastEventId, writer);
+      else await this.#openGet(runtime, record, streamId, lastEventId, writer);
+    } catch (error) {
+      // The slot, the stream and its timers go with the connection; the client gets a 503.
+      writer.close();
+      throw error instanceof StoreUnavailable ? error : new StoreUnavailable(error);
     }
+    // A client that left while this was prepared: a host may never read, or cancel, the body.
+    if (req.signal.aborted) writer.close();
+    return sse;
+  }
+
+  /** Opens, or resumes (here or from another process), the session's GET stream on `writer`. */
+  async #openGet(
+    runtime: SessionRuntime,
+    record: SessionRecord,
+    streamId: string | undefined,
+    lastEventId: string | null,
+    writer: SseStream,
+  ): Promise<void> {
     const local = runtime.standalone !== undefined && runtime.standalone.id === streamId;
     const standalone = runtime.openStandalone(streamId);
     this.#stopWaiting(record.id);
     if (!this.#sinks.has(record.id)) this.#sinks.set(record.id, this.#core.hub.add(runtime.sink()));
     writer.onClose(() => this.#awaitResumption(runtime, standalone));
     if (lastEventId !== null) {
-      // Held elsewhere, perhaps: that process lets go and logs what it sent before the replay.
+      // Held elsewhere, perhaps: that process lets go and logs what it sent before the replay;
+      // what this one is asked to send meanwhile is numbered after it.
       await standalone.resume(
         writer,
         lastEventId,
-        local ? undefined : async () => void (await this.#takeOver(record.id, standalone)),
+        local
+          ? undefined
+          : async () => {
+              const seq = await this.#takeOver(record.id, standalone);
+              if (seq !== undefined) standalone.continueFrom(seq);
+            },
       );
     } else {
       // Whichever process held this session's GET stream before lets go of it now.
@@ -320,7 +349,6 @@ export class LegacyEra {
       standalone.attach(writer);
       if (record.protocolVersion >= PRIMING_VERSION) standalone.prime(writer);
     }
-    return sse;
   }
 
   /**
@@ -536,10 +564,13 @@ export class LegacyEra {
     const standalone = runtime.openStandalone(handoff.stream);
     standalone.continueFrom(handoff.seq);
     await runtime.listen();
+    // Changes from now on are kept, unnumbered, until the old holder has let go.
+    standalone.hold();
+    if (!this.#sinks.has(record.id)) this.#sinks.set(record.id, this.#core.hub.add(runtime.sink()));
     const seq = await this.#takeOver(record.id, standalone);
     // Events sent by the old holder after its offer are in the log: go on after them.
     if (seq !== undefined) standalone.continueFrom(seq);
-    if (!this.#sinks.has(record.id)) this.#sinks.set(record.id, this.#core.hub.add(runtime.sink()));
+    standalone.release();
     this.#awaitResumption(runtime, standalone);
   }
 
@@ -552,7 +583,7 @@ export class LegacyEra {
       const timer = setTimeout(() => done(undefined), HANDOFF_WAIT_MS);
       const done = (seq: number | undefined) => {
         clearTimeout(timer);
-        this.#released.delete(standalone.id);
+        if (this.#released.get(standalone.id) === done) this.#released.delete(standalone.id);
         resolve(seq);
       };
       this.#released.set(standalone.id, done);

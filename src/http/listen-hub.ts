@@ -176,12 +176,17 @@ export class ListenHub {
     return () => this.#sinks.delete(sink);
   }
 
-  /** Ends every sink gracefully, then stops listening to the bus. */
+  /** Ends every sink gracefully (a drain's first step); changes still reach other processes. */
+  endStreams(serverInfo: unknown): void {
+    for (const sink of [...this.#sinks]) sink.end(serverInfo);
+    this.#sinks.clear();
+  }
+
+  /** Ends every sink gracefully, then stops relaying changes and listening to the bus. */
   async close(serverInfo: unknown): Promise<void> {
     clearInterval(this.#keepAlive);
     this.#stopServer();
-    for (const sink of [...this.#sinks]) sink.end(serverInfo);
-    this.#sinks.clear();
+    this.endStreams(serverInfo);
     await (await this.#unsubscribe.catch(() => async () => {}))();
   }
 

@@ -15,11 +15,22 @@ export function proxyHops(trust: TrustProxy | undefined): number {
   throw new TypeError(`trustProxy must be a boolean or a whole number of proxies, not ${trust}`);
 }
 
-/** The first value of a forwarded header: the one the outermost proxy set (as Express reads it). */
-function firstValue(value: string | null): string | undefined {
-  if (value === null) return undefined;
-  const first = value.split(",", 1)[0]!.trim();
-  return first === "" ? undefined : first;
+/**
+ * The entries of a forwarded header, left to right: each proxy appends what it saw, so only the
+ * last `hops` were written by trusted proxies; anything left of them came from the client.
+ */
+function entries(value: string | null): string[] {
+  if (value === null) return [];
+  return value
+    .split(",")
+    .map((entry) => entry.trim())
+    .filter((entry) => entry !== "");
+}
+
+/** The value the outermost trusted proxy wrote (the `hops`-th from the right), if any. */
+function trustedValue(value: string | null, hops: number): string | undefined {
+  const list = entries(value);
+  return list.length >= hops ? list[list.length - hops] : undefined;
 }
 
 /**
@@ -29,11 +40,8 @@ function firstValue(value: string | null): string | undefined {
  */
 export function clientAddressOf(req: McpHttpRequest, hops: number): string | undefined {
   if (hops === 0) return req.remoteAddress;
-  const chain = (req.header("x-forwarded-for") ?? "")
-    .split(",")
-    .map((entry) => entry.trim())
-    .filter((entry) => entry !== "");
-  return chain[chain.length - hops] ?? chain[0] ?? req.remoteAddress;
+  // Fewer entries than trusted proxies: misconfigured; the socket's peer at least is real.
+  return trustedValue(req.header("x-forwarded-for"), hops) ?? req.remoteAddress;
 }
 
 /**
@@ -41,9 +49,9 @@ export function clientAddressOf(req: McpHttpRequest, hops: number): string | und
  * forwarded host and protocol, and `host` reads the forwarded host, so the Host and Origin checks
  * and the auth resource URL see the public name instead of the proxy's upstream address.
  */
-export function asForwarded(req: McpHttpRequest): McpHttpRequest {
-  const host = firstValue(req.header("x-forwarded-host"));
-  const proto = firstValue(req.header("x-forwarded-proto"))?.toLowerCase();
+export function asForwarded(req: McpHttpRequest, hops: number): McpHttpRequest {
+  const host = trustedValue(req.header("x-forwarded-host"), hops);
+  const proto = trustedValue(req.header("x-forwarded-proto"), hops)?.toLowerCase();
   if (host === undefined && proto !== "http" && proto !== "https") return req;
   const received = new URL(req.url);
   const scheme = proto === "http" || proto === "https" ? proto : received.protocol.slice(0, -1);

@@ -44,18 +44,21 @@ export class StreamSlots {
    * Takes a slot for `client`, or answers why not: 429 when the client holds its share, 503 when
    * the process is full (both with Retry-After and a JSON-RPC body).
    */
-  take(client: string, id?: RequestId): SlotRelease | McpHttpResponse {
-    const held = this.#perClient.get(client) ?? 0;
+  take(client: string | undefined, id?: RequestId): SlotRelease | McpHttpResponse {
+    // A client nobody can tell apart (an anonymous one on a host that gives no address) is held
+    // to the process's cap only: sharing one budget, anonymous callers would starve each other.
+    const held = client === undefined ? 0 : (this.#perClient.get(client) ?? 0);
     if (held >= this.#options.maxPerClient)
       return refuse(429, "Too many open streams for this client; close one first", id);
     if (this.#open >= this.#options.max) return refuse(503, "Too many open streams", id);
     this.#open++;
-    this.#perClient.set(client, held + 1);
+    if (client !== undefined) this.#perClient.set(client, held + 1);
     let released = false;
     return () => {
       if (released) return;
       released = true;
       this.#open--;
+      if (client === undefined) return;
       const left = (this.#perClient.get(client) ?? 1) - 1;
       if (left === 0) this.#perClient.delete(client);
       else this.#perClient.set(client, left);

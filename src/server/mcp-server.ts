@@ -225,7 +225,7 @@ export class McpServer<App = unknown> {
 
   /** Registers a resource template (RFC 6570, levels 1 to 3). */
   resourceTemplate(
-    options: ResourceTemplateOptions,
+    options: ResourceTemplateOptions<App>,
     handler: ResourceTemplateHandler<App>,
   ): Registration {
     if (this.templates.has(options.uriTemplate)) {
@@ -233,7 +233,12 @@ export class McpServer<App = unknown> {
     }
     const template = parseUriTemplate(options.uriTemplate);
     const definition = definitionOf(options, ["scopes", "ttlMs", "cacheScope", "complete"]);
-    const entry = { options, handler: handler as ResourceTemplateHandler, template, definition };
+    const entry = {
+      options: options as ResourceTemplateOptions,
+      handler: handler as ResourceTemplateHandler,
+      template,
+      definition,
+    };
     return this.#register(this.templates, options.uriTemplate, entry, "resources");
   }
 

@@ -147,9 +147,9 @@ export type ToolHandler<Input = JsonObject, App = unknown> = (
 ) => ToolReturn | Promise<ToolReturn>;
 
 /** Completes a partial argument value. */
-export type Completer = (
+export type Completer<App = unknown> = (
   value: string,
-  context: { arguments: Record<string, string>; ctx: HandlerContext },
+  context: { arguments: Record<string, string>; ctx: HandlerContext<App> },
 ) => string[] | Promise<string[]>;
 
 /** One argument of a prompt. */
@@ -235,12 +235,12 @@ export type ResourceHandler<App = unknown> = (
 ) => ResourceReturn | Promise<ResourceReturn>;
 
 /** Options of {@link McpServer.resourceTemplate}. */
-export interface ResourceTemplateOptions extends ResourceBase {
+export interface ResourceTemplateOptions<App = unknown> extends ResourceBase {
   uriTemplate: string;
   /** Lists concrete resources of this template for `resources/list`. */
-  list?: (ctx: HandlerContext) => ResourceOptions[] | Promise<ResourceOptions[]>;
+  list?: (ctx: HandlerContext<App>) => ResourceOptions[] | Promise<ResourceOptions[]>;
   /** Completers per template variable. */
-  complete?: Record<string, Completer>;
+  complete?: Record<string, Completer<App>>;
 }
 
 /** A resource template handler; `variables` are the matched template values. */

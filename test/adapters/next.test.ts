@@ -307,6 +307,41 @@ describe("the readiness route of examples/nextjs", () => {
   });
 });
 
+describe("a route reading its own request headers (examples/nextjs, /context/mcp)", () => {
+  const send: Send = (request) => viaUrl(`${app.origin}/context/mcp`)(request);
+  const requestInfo = (headers: Record<string, string>) =>
+    call(send, "tools/call", { name: "request_info", arguments: {} }, { headers });
+
+  it("should hand the tool the headers of the request that called it", async () => {
+    const { status, result } = await requestInfo({
+      "x-request-id": "next-req-1",
+      "user-agent": "next-test/1.0",
+    });
+    expect(status).toBe(200);
+    expect(result.structuredContent).toEqual({
+      requestId: "next-req-1",
+      userAgent: "next-test/1.0",
+    });
+    const bare = await requestInfo({ "user-agent": "next-test/1.0" });
+    expect(bare.result.structuredContent).toEqual({ requestId: null, userAgent: "next-test/1.0" });
+  });
+
+  it("should read them again for every request of a legacy session", async () => {
+    const session = await openSession(send);
+    for (const requestId of ["legacy-1", "legacy-2"]) {
+      const exchange = await legacyCall(
+        send,
+        session,
+        "tools/call",
+        { name: "request_info", arguments: {} },
+        { "x-request-id": requestId },
+      );
+      expect(exchange.status).toBe(200);
+      expect(exchange.result.structuredContent).toMatchObject({ requestId });
+    }
+  });
+});
+
 describe.each(ROUTES)("the official modern client against the %s route (%s)", (_runtime, path) => {
   async function connect(): Promise<Client> {
     const client = new Client(

@@ -10,12 +10,17 @@ export class SseReader {
   readonly comments: string[] = [];
   /** The id of the last event received, for `Last-Event-ID`. */
   lastEventId: string | undefined;
+  /** The id of every message received, in order (undefined for events without one). */
+  readonly eventIds: (string | undefined)[] = [];
 
   constructor(body: ReadableStream<Uint8Array>) {
     const parser = createParser({
       onEvent: (event) => {
         if (event.id) this.lastEventId = event.id;
-        if (event.data) this.#push(JSON.parse(event.data));
+        if (event.data) {
+          this.eventIds.push(event.id);
+          this.#push(JSON.parse(event.data));
+        }
       },
       onComment: (comment) => this.comments.push(comment),
     });

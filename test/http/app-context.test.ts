@@ -66,7 +66,7 @@ function appServer(): McpServer<App> {
     {
       uriTemplate: "app://users/{name}",
       name: "user",
-      complete: { name: (value, { ctx }) => [`${(ctx.app as App).user}-${value}`] },
+      complete: { name: (value, { ctx }) => [`${ctx.app.user}-${value}`] },
     },
     (uri, { name }, ctx) => ({ uri, text: `${name} seen by ${ctx.app.user}` }),
   );

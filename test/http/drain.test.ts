@@ -138,10 +138,16 @@ describe("mcp.close({ graceMs }): a drain for rolling deploys", () => {
     const reader = new SseReader(response.body!);
     await reader.next();
     const before = started;
-    const inFlight = fetch(url, toolCall("wait", { ms: 400 }));
+    let answered = false;
+    const inFlight = fetch(url, toolCall("wait", { ms: 400 })).then((response) => {
+      answered = true;
+      return response;
+    });
     await expect.poll(() => started).toBe(before + 1);
     const closing = mcp.close({ graceMs: 5_000 });
     const end = await reader.next();
+    // The listen stream ended first: it did not wait for the call in flight, nor for the grace.
+    expect(answered).toBe(false);
     assertModernMessage(end, "subscriptions/listen");
     expect(end).toMatchObject({ id: 7, result: { resultType: "complete" } });
     await reader.done;

@@ -27,6 +27,8 @@ describe("the client address behind proxies", () => {
 
   it("should fall back to the socket's peer when a trusted proxy sent no X-Forwarded-For", () => {
     expect(clientAddressOf(requestFrom("10.0.0.2"), 1)).toBe("10.0.0.2");
+    // Fewer entries than trusted proxies: none of them can be believed.
+    expect(clientAddressOf(requestFrom("10.0.0.2", "1.2.3.4"), 2)).toBe("10.0.0.2");
   });
 
   it("should read trustProxy as a number of hops, and refuse nonsense at construction", () => {

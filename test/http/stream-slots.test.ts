@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createMcpHandler, type McpHandler } from "../../src/index.js";
+import { createMcpHandler, type McpHandler, memoryStore } from "../../src/index.js";
 import { createFixtureServer } from "../helpers/fixture-server.js";
 import { LEGACY_VERSION, legacyHeaders, openSession } from "../helpers/legacy.js";
 import { modernHeaders, modernMeta, type Send, viaUrl } from "../helpers/modern.js";
@@ -191,5 +191,81 @@ describe("stream slots", () => {
     assertLegacyMessage(missed, "notifications/tools/list_changed");
     expect(missed).toMatchObject({ method: "notifications/tools/list_changed" });
     await resumed.reader!.cancel();
+  });
+});
+
+describe("stream slots when the client leaves early, or cannot be told apart", () => {
+  it("should give the slot back when the client left before its GET stream was answered", async () => {
+    // Two handlers on one store behave as two processes. The first keeps listening on the
+    // session (a call waits for an elicitation there), so a takeover on the second waits for it.
+    const store = memoryStore();
+    const shared = { ...store, close: async () => {} };
+    const first = createMcpHandler(createFixtureServer(), { secret: "s", store: shared });
+    const second = createMcpHandler(createFixtureServer(), { secret: "s", store: shared });
+    const a = await mount("node", first);
+    const b = await mount("node", second);
+    try {
+      const session = await openSession(viaUrl(a.url), { elicitation: {} });
+      const pending = await fetch(a.url, {
+        method: "POST",
+        headers: legacyHeaders(session),
+        body: JSON.stringify({
+          jsonrpc: "2.0",
+          id: 1,
+          method: "tools/call",
+          params: { name: "confirm", arguments: { item: "x" } },
+        }),
+      });
+      const asking = new SseReader(pending.body!);
+      await expect.poll(async () => (await asking.next(100))?.method).toBe("elicitation/create");
+      const leaving = new AbortController();
+      const gone = fetch(b.url, {
+        headers: {
+          ...legacyHeaders(session),
+          accept: "text/event-stream",
+          "last-event-id": "gfeedfacefeedface.3",
+        },
+        signal: leaving.signal,
+      }).catch(() => undefined);
+      await expect.poll(() => second.stats().streams).toBe(1);
+      leaving.abort();
+      await gone;
+      await expect.poll(() => second.stats().streams, { timeout: 5_000 }).toBe(0);
+      await asking.cancel();
+    } finally {
+      await a.close();
+      await b.close();
+    }
+  });
+
+  it("should hold anonymous clients with no known address to the process cap only", async () => {
+    const mcp = createMcpHandler(createFixtureServer(), {
+      secret: "s",
+      maxStreams: MAX_STREAMS,
+      maxStreamsPerClient: 1,
+    });
+    const open: SseReader[] = [];
+    try {
+      for (let i = 0; i < 3; i++) {
+        const response = await mcp.fetch(
+          new Request("http://127.0.0.1/mcp", {
+            method: "POST",
+            headers: modernHeaders("subscriptions/listen"),
+            body: JSON.stringify({
+              jsonrpc: "2.0",
+              id: i,
+              method: "subscriptions/listen",
+              params: { notifications: { toolsListChanged: true }, _meta: modernMeta() },
+            }),
+          }),
+        );
+        expect(response.status).toBe(200);
+        open.push(new SseReader(response.body!));
+      }
+      expect(mcp.stats().streams).toBe(3);
+    } finally {
+      await Promise.all(open.map((reader) => reader.cancel()));
+      await mcp.close();
+    }
   });
 });
