@@ -3,7 +3,9 @@ import { once } from "node:events";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
 import { legacyHeaders, readLegacy } from "../helpers/legacy.js";
-import { call, viaUrl } from "../helpers/modern.js";
+import { call, modernHeaders, modernMeta, viaUrl } from "../helpers/modern.js";
+import { assertModernMessage } from "../helpers/spec.js";
+import { SseReader } from "../helpers/stream.js";
 
 const ROOT = fileURLToPath(new URL("../..", import.meta.url));
 
@@ -101,4 +103,46 @@ describe("examples/cluster/server.ts (npm run example:cluster)", () => {
       expect(await stop(example.child)).toBe(0);
     }
   }, 60_000);
+});
+
+describe("examples/express/server.ts on SIGTERM (a rolling deploy)", () => {
+  it("should let a call in flight finish, then exit 0", async () => {
+    const example = await startExample(
+      "examples/express/server.ts",
+      /listening on (http:\/\/\S+\/mcp)[\s\S]*-d '/,
+      { SHUTDOWN_GRACE_MS: "10000" },
+    );
+    try {
+      const response = await fetch(example.url, {
+        method: "POST",
+        headers: modernHeaders("tools/call", "countdown"),
+        body: JSON.stringify({
+          jsonrpc: "2.0",
+          id: 1,
+          method: "tools/call",
+          params: {
+            name: "countdown",
+            arguments: { n: 20 },
+            _meta: { ...modernMeta(), progressToken: "t" },
+          },
+        }),
+      });
+      const reader = new SseReader(response.body!);
+      assertModernMessage(await reader.next(10_000), "notifications/progress");
+      const exited = once(example.child, "exit");
+      example.child.kill("SIGTERM");
+      let last: Record<string, unknown> | undefined;
+      for (let message = await reader.next(10_000); message; message = await reader.next(10_000))
+        last = message;
+      assertModernMessage(last, "tools/call");
+      expect(last).toMatchObject({
+        id: 1,
+        result: { content: [{ type: "text", text: "Lift-off!" }] },
+      });
+      const [code] = await exited;
+      expect(code).toBe(0);
+    } finally {
+      example.child.kill("SIGKILL");
+    }
+  });
 });
