@@ -121,8 +121,10 @@ export class LegacyEra {
   /** GET streams whose client left, oldest first, each with the timer that forgets it. */
   readonly #waiting = new Map<
     string,
-    { timer: ReturnType<typeof setTimeout>; standalone: LegacyStream }
+    { timer: ReturnType<typeof setTimeout>; standalone: LegacyStream; client?: string }
   >();
+  /** The same, per client, oldest first. */
+  readonly #waitingOf = new Map<string, Set<string>>();
   /** Takeovers waiting for the old holder of a GET stream to let go, by stream id. */
   readonly #released = new Map<string, (seq: number | undefined) => void>();
   #closing = false;
@@ -296,7 +298,8 @@ export class LegacyEra {
       return errorResponse(409, ErrorCode.InvalidRequest, "The session already has a GET stream");
     }
     // The connection holds a slot until it closes, from either side.
-    const slot = this.#core.slots.take(this.#core.clientOf(req, auth));
+    const client = this.#core.clientOf(req, auth);
+    const slot = this.#core.slots.take(client);
     if (!granted(slot)) {
       this.#release(runtime);
       return slot;
@@ -306,7 +309,7 @@ export class LegacyEra {
     const sse = { status: 200, headers: { ...SSE_HEADERS }, body: writer.readable };
     try {
       if (resumesPost) await this.#resumePost(runtime, streamId, lastEventId, writer);
-      else await this.#openGet(runtime, record, streamId, lastEventId, writer);
+      else await this.#openGet(runtime, record, streamId, lastEventId, writer, client);
     } catch (error) {
       // The slot, the stream and its timers go with the connection; the client gets a 503.
       writer.close();
@@ -324,12 +327,13 @@ export class LegacyEra {
     streamId: string | undefined,
     lastEventId: string | null,
     writer: SseStream,
+    client: string | undefined,
   ): Promise<void> {
     const local = runtime.standalone !== undefined && runtime.standalone.id === streamId;
     const standalone = runtime.openStandalone(streamId);
     this.#stopWaiting(record.id);
     if (!this.#sinks.has(record.id)) this.#sinks.set(record.id, this.#core.hub.add(runtime.sink()));
-    writer.onClose(() => this.#awaitResumption(runtime, standalone));
+    writer.onClose(() => this.#awaitResumption(runtime, standalone, client));
     if (lastEventId !== null) {
       // Held elsewhere, perhaps: that process lets go and logs what it sent before the replay;
       // what this one is asked to send meanwhile is numbered after it.
@@ -353,10 +357,11 @@ export class LegacyEra {
 
   /**
    * The client left a GET stream: it stays (logging what the client misses, for a resumption)
-   * for `resumeWindowMs` only, and the longest-waiting ones go first beyond `maxStreams`, so
-   * streams nobody reads never crowd out open ones.
+   * for `resumeWindowMs` only. Beyond `maxStreamsPerClient` of one client's, that client's own
+   * longest-waiting goes first, and beyond `maxStreams` in all the longest-waiting of anyone's,
+   * so streams nobody reads never crowd out open ones, nor one client's another's.
    */
-  #awaitResumption(runtime: SessionRuntime, standalone: LegacyStream): void {
+  #awaitResumption(runtime: SessionRuntime, standalone: LegacyStream, client?: string): void {
     if (this.#closing || standalone.attached || standalone.ended) return;
     if (runtime.standalone !== standalone) return;
     this.#stopWaiting(runtime.sessionId);
@@ -365,10 +370,22 @@ export class LegacyEra {
       this.#options.resumeWindowMs,
     );
     (timer as { unref?: () => void }).unref?.();
-    this.#waiting.set(runtime.sessionId, { timer, standalone });
-    if (this.#waiting.size > this.#core.slots.capacity) {
-      const [oldest, entry] = this.#waiting.entries().next().value!;
-      this.#forget(oldest, entry.standalone);
+    this.#waiting.set(runtime.sessionId, { timer, standalone, client });
+    if (client !== undefined) {
+      let own = this.#waitingOf.get(client);
+      if (!own) this.#waitingOf.set(client, (own = new Set()));
+      own.add(runtime.sessionId);
+      if (own.size > this.#core.slots.perClient) this.#forgetFirst(own);
+    }
+    if (this.#waiting.size > this.#core.slots.capacity) this.#forgetFirst(this.#waiting.keys());
+  }
+
+  /** Forgets the longest-waiting GET stream among `sessionIds` (in waiting order). */
+  #forgetFirst(sessionIds: Iterable<string>): void {
+    for (const oldest of sessionIds) {
+      const entry = this.#waiting.get(oldest);
+      if (entry) this.#forget(oldest, entry.standalone);
+      return;
     }
   }
 
@@ -377,6 +394,10 @@ export class LegacyEra {
     if (!entry) return;
     clearTimeout(entry.timer);
     this.#waiting.delete(sessionId);
+    if (entry.client === undefined) return;
+    const own = this.#waitingOf.get(entry.client);
+    own?.delete(sessionId);
+    if (own?.size === 0) this.#waitingOf.delete(entry.client);
   }
 
   /** Lets go of a GET stream whose client did not come back. */

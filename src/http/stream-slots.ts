@@ -35,6 +35,11 @@ export class StreamSlots {
     return this.#options.max;
   }
 
+  /** Most connections one client may hold. */
+  get perClient(): number {
+    return this.#options.maxPerClient;
+  }
+
   /** Connections open now. */
   get size(): number {
     return this.#open;

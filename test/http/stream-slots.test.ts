@@ -166,6 +166,38 @@ describe("stream slots", () => {
     await expect.poll(() => mcp.stats().streams).toBe(0);
   });
 
+  it("should not let one client's abandoned GET streams push out another's awaiting a resumption", async () => {
+    const sessionId = await openSession(from("10.0.4.1"));
+    const theirs = await open("10.0.4.1", {
+      method: "GET",
+      headers: { ...legacyHeaders(sessionId, LEGACY_VERSION), accept: "text/event-stream" },
+    });
+    await opened(theirs, "legacy");
+    const lastEventId = theirs.reader!.lastEventId!;
+    await theirs.reader!.cancel();
+    // Another client opens and abandons twice as many GET streams as the process holds.
+    for (let i = 0; i < 2 * MAX_STREAMS; i++) {
+      const held = await getStream("10.0.4.2");
+      await opened(held, "legacy");
+      await held.reader!.cancel();
+    }
+    await expect.poll(() => mcp.stats().streams).toBe(0);
+    mcp.server.notifyToolsListChanged();
+    const resumed = await open("10.0.4.1", {
+      method: "GET",
+      headers: {
+        ...legacyHeaders(sessionId, LEGACY_VERSION),
+        accept: "text/event-stream",
+        "last-event-id": lastEventId,
+      },
+    });
+    expect(resumed.status).toBe(200);
+    const missed = await resumed.reader!.next();
+    assertLegacyMessage(missed, "notifications/tools/list_changed");
+    expect(missed).toMatchObject({ method: "notifications/tools/list_changed" });
+    await resumed.reader!.cancel();
+  });
+
   it("should keep a legacy GET stream's events for a resumption after its client left", async () => {
     const send = from("10.0.3.1");
     const sessionId = await openSession(send);
