@@ -40,6 +40,11 @@ export interface LegacyOptions {
   stateless?: boolean;
   /** Most live sessions; the longest idle are evicted beyond it. @default 50_000 */
   maxSessions?: number;
+  /**
+   * Most sessions one client (its principal, else its address) opens through this process; its
+   * own oldest are ended beyond it, never another client's. @default 1_000
+   */
+  maxSessionsPerClient?: number;
   /** Longest wait for a client's answer to a server request. @default 300_000 */
   requestTimeoutMs?: number;
   /** `retry:` hint, in ms, when the server closes a stream early (2025-11-25 polling). @default 1_000 */
@@ -68,6 +73,9 @@ const SESSION_METHODS = new Set([
 ]);
 
 type Message = JsonRpcRequest | JsonRpcNotification | JsonRpcResult | JsonRpcErrorResponse;
+
+/** Clients whose sessions a process counts at most (the quietest are forgotten first). */
+const MAX_TRACKED_CLIENTS = 10_000;
 
 /** Where a process shutting down offers the GET streams it holds to the others. */
 const HANDOFF_CHANNEL = "legacy:handoff";
@@ -125,6 +133,8 @@ export class LegacyEra {
   >();
   /** The same, per client, oldest first. */
   readonly #waitingOf = new Map<string, Set<string>>();
+  /** Sessions opened here, per client, oldest first (see `maxSessionsPerClient`). */
+  readonly #sessionsOf = new Map<string, string[]>();
   /** Takeovers waiting for the old holder of a GET stream to let go, by stream id. */
   readonly #released = new Map<string, (seq: number | undefined) => void>();
   #closing = false;
@@ -136,6 +146,7 @@ export class LegacyEra {
     this.#options = {
       stateless: options.stateless ?? false,
       maxSessions: options.maxSessions ?? 50_000,
+      maxSessionsPerClient: options.maxSessionsPerClient ?? 1_000,
       requestTimeoutMs: options.requestTimeoutMs ?? 300_000,
       retryMs: options.retryMs ?? 1_000,
       sweepIntervalMs: options.sweepIntervalMs ?? 60_000,
@@ -231,7 +242,11 @@ export class LegacyEra {
         return sessionError(400, "Session is already initialized", id);
       if (!isRequest(message as unknown as JsonObject))
         return sessionError(400, "initialize must be a request", id);
-      return this.#initialize(message as JsonRpcRequest, principalKey(auth));
+      return this.#initialize(
+        message as JsonRpcRequest,
+        principalKey(auth),
+        this.#core.clientOf(req, auth),
+      );
     }
     let record: SessionRecord | undefined;
     if (this.#options.stateless) {
@@ -711,7 +726,11 @@ export class LegacyEra {
     this.#sinks.delete(sessionId);
   }
 
-  async #initialize(request: JsonRpcRequest, principal: string): Promise<McpHttpResponse> {
+  async #initialize(
+    request: JsonRpcRequest,
+    principal: string,
+    client: string | undefined,
+  ): Promise<McpHttpResponse> {
     const params = request.params ?? {};
     const { protocolVersion: requested, capabilities, clientInfo } = params;
     // InitializeRequestParams (schema 2025-11-25) requires all three, with these types.
@@ -760,6 +779,7 @@ export class LegacyEra {
         this.#store.sessions.create(record, this.#options.maxSessions),
       );
       if (evicted.length > 0) await this.#stored(this.#cache.changed(...evicted));
+      if (client !== undefined) await this.#limitSessionsOf(client, record.id);
       headers["mcp-session-id"] = record.id;
     }
     this.#core.observe({
@@ -774,6 +794,31 @@ export class LegacyEra {
       headers,
       body: JSON.stringify({ jsonrpc: "2.0", id: request.id, result }),
     };
+  }
+
+  /**
+   * Keeps one client to `maxSessionsPerClient` sessions opened here, ending its own oldest
+   * first, so its `initialize` loop never evicts other clients' sessions (the store evicts the
+   * longest idle of anyone's beyond `maxSessions`). Counted per process: on N processes a client
+   * holds at most N times the cap.
+   */
+  async #limitSessionsOf(client: string, sessionId: string): Promise<void> {
+    let own = this.#sessionsOf.get(client);
+    if (own) this.#sessionsOf.delete(client);
+    else own = [];
+    // Most recently active clients last: the map forgets the longest quiet ones first.
+    this.#sessionsOf.set(client, own);
+    own.push(sessionId);
+    if (this.#sessionsOf.size > MAX_TRACKED_CLIENTS)
+      this.#sessionsOf.delete(this.#sessionsOf.keys().next().value!);
+    while (own.length > this.#options.maxSessionsPerClient) {
+      const oldest = own.shift()!;
+      if (await this.#stored(this.#store.sessions.delete(oldest))) {
+        await this.#stored(this.#cache.changed(oldest));
+        this.#drop(oldest, "Session ended: too many sessions for this client");
+        void this.#publish(oldest, { t: "end" });
+      }
+    }
   }
 
   #notification(record: SessionRecord, message: JsonRpcNotification): McpHttpResponse {
