@@ -387,8 +387,8 @@ export class LegacyEra {
     (timer as { unref?: () => void }).unref?.();
     this.#waiting.set(runtime.sessionId, { timer, standalone, client });
     if (client !== undefined) {
-      let own = this.#waitingOf.get(client);
-      if (!own) this.#waitingOf.set(client, (own = new Set()));
+      const own = this.#waitingOf.get(client) ?? new Set<string>();
+      this.#waitingOf.set(client, own);
       own.add(runtime.sessionId);
       if (own.size > this.#core.slots.perClient) this.#forgetFirst(own);
     }
