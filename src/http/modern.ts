@@ -114,6 +114,7 @@ function run(
       abort,
       auth,
       app,
+      client: core.clientOf(req, auth),
       hideUnauthorized: core.hideUnauthorized,
       send(notification) {
         if (abort.aborted) return;

@@ -25,6 +25,8 @@ export interface RequestEnv {
   auth?: AuthInfo;
   /** The app's own context for this request (the adapter's `context` function's result). */
   app?: unknown;
+  /** Who sent it, for per-client caps: the principal, else the client's address, if known. */
+  client?: string;
   /** Lists hold only what `auth` has the scopes for (and are then private to it). */
   hideUnauthorized?: boolean;
   sessionId?: string;

@@ -1,6 +1,7 @@
 import { ErrorCode, McpError } from "../protocol/errors.js";
 import type { JsonObject } from "../protocol/messages.js";
 import { isObject } from "../protocol/messages.js";
+import { MODERN_VERSION } from "../protocol/versions.js";
 import type { EventBus, TaskRecord, TaskStore } from "../store/types.js";
 import { principalKey } from "./access.js";
 import { createContext, type RequestEnv } from "./context.js";
@@ -201,6 +202,8 @@ export class TaskRunner {
     const record: TaskRecord = {
       id: crypto.randomUUID(),
       principal: principalKey(env.auth),
+      // Anonymous callers share one (empty) principal, so each counts against its own cap.
+      ...(!env.auth && env.client !== undefined && { quota: env.client }),
       status: "working",
       createdAt: now,
       lastUpdatedAt: now,
@@ -268,7 +271,7 @@ export class TaskRunner {
     if (!claimed) return undefined;
     const args = isObject(request.arguments) ? request.arguments : {};
     const env = this.#worker.start(claimed, {
-      protocolVersion: "2026-07-28",
+      protocolVersion: MODERN_VERSION,
       clientCapabilities: isObject(request.capabilities) ? request.capabilities : {},
       clientInfo: request.clientInfo as Implementation | undefined,
       auth: request.auth as AuthInfo | undefined,

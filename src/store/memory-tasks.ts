@@ -10,19 +10,19 @@ export function memoryTasks(): TaskStore & { sweep(): void } {
     if (entry && entry.expires <= Date.now()) tasks.delete(id);
     return entry && entry.expires > Date.now() ? entry : undefined;
   };
-  const unfinished = (principal: string) => {
+  const unfinished = (quota: string) => {
     let count = 0;
     for (const [id] of tasks) {
       const entry = live(id);
       if (!entry) continue;
       const record = JSON.parse(entry.record) as TaskRecord;
-      if (record.principal === principal && !TERMINAL.has(record.status)) count++;
+      if ((record.quota ?? record.principal) === quota && !TERMINAL.has(record.status)) count++;
     }
     return count;
   };
   return {
     async create(record, maxActive) {
-      if (unfinished(record.principal) >= maxActive) return false;
+      if (unfinished(record.quota ?? record.principal) >= maxActive) return false;
       // Stored as JSON, so callers never share mutable objects with the store.
       tasks.set(record.id, {
         record: JSON.stringify(record),

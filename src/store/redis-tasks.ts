@@ -49,7 +49,7 @@ export function redisTasks(
         const expires = record.createdAt + record.ttlMs;
         const admitted = await admitTask(
           redis,
-          [keys.active(record.principal)],
+          [keys.active(record.quota ?? record.principal)],
           [record.id, maxActive, expires, record.ttlMs],
         );
         if (admitted !== 1) return false;
@@ -77,7 +77,8 @@ export function redisTasks(
           [String(expectedVersion), String(record.version), JSON.stringify(record)],
         );
         if (replaced !== 1) return false;
-        if (TERMINAL.has(record.status)) await redis.zrem(keys.active(record.principal), record.id);
+        if (TERMINAL.has(record.status))
+          await redis.zrem(keys.active(record.quota ?? record.principal), record.id);
         return true;
       }),
   };

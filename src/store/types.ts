@@ -85,6 +85,11 @@ export interface TaskRecord {
   id: string;
   /** Issuer and subject of the principal that created it; empty without auth. */
   principal: string;
+  /**
+   * Whose cap of unfinished tasks it counts against, when not its principal's: an anonymous
+   * caller's address, so anonymous callers (one empty principal) do not share one cap.
+   */
+  quota?: string;
   status: TaskStatus;
   statusMessage?: string;
   /** Epoch milliseconds. */
@@ -110,7 +115,10 @@ export interface TaskRecord {
 
 /** Task records, with expiry and a cap on each principal's unfinished tasks. */
 export interface TaskStore {
-  /** Stores a new task; false (nothing stored) when its principal has `maxActive` unfinished tasks. */
+  /**
+   * Stores a new task; false (nothing stored) when its `quota` (else its principal) has
+   * `maxActive` unfinished tasks.
+   */
   create(record: TaskRecord, maxActive: number): Promise<boolean>;
   /** The task, or undefined when unknown or expired. */
   get(id: string): Promise<TaskRecord | undefined>;

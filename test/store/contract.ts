@@ -359,6 +359,23 @@ export function describeStoreContract(name: string, makeStore: () => Promise<Sto
         expect(await peer.tasks.create(taskRecord(id("task"), { principal }), 2)).toBe(true);
       });
 
+      it("should count a task against its quota, when it has one, instead of its principal", async () => {
+        // Anonymous callers share the empty principal; each client's quota is its own.
+        const [mine, theirs] = [`quota-${id("client")}`, `quota-${id("client")}`];
+        const first = taskRecord(id("task"), { principal: "", quota: mine });
+        expect(await store.tasks.create(first, 1)).toBe(true);
+        expect(
+          await peer.tasks.create(taskRecord(id("task"), { principal: "", quota: mine }), 1),
+        ).toBe(false);
+        expect(
+          await peer.tasks.create(taskRecord(id("task"), { principal: "", quota: theirs }), 1),
+        ).toBe(true);
+        await store.tasks.replace({ ...first, status: "failed", version: 2 }, 1);
+        expect(
+          await peer.tasks.create(taskRecord(id("task"), { principal: "", quota: mine }), 1),
+        ).toBe(true);
+      });
+
       it("should expire a task after its TTL", async () => {
         const record = taskRecord(id("task"), { ttlMs: 300 });
         await store.tasks.create(record, 10);
