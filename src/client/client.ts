@@ -1,9 +1,10 @@
 import { ErrorCode, isMcpError } from "../protocol/errors.js";
+import { findHeaderParams, type HeaderParam, HeaderParamError } from "../protocol/header-params.js";
 import { isObject, type JsonObject } from "../protocol/messages.js";
 import type { LogLevel } from "../protocol/versions.js";
 import { type CacheSlot, hintsOf, ResultCache } from "./cache.js";
 import { type EraOptions, endpointKey, openSession, rememberedEras } from "./connect.js";
-import { findHeaderParams, type HeaderParam, headerParamValues } from "./header-params.js";
+import { headerParamValues } from "./header-params.js";
 import { HttpWire } from "./http-wire.js";
 import { answerInput, capabilitiesFor, inputContextOf, withInput } from "./input.js";
 import { listenLegacy, listenModern, type Subscription } from "./listen.js";
@@ -156,7 +157,8 @@ export class McpClient {
       try {
         this.#headerParams.set(definition.name, findHeaderParams(definition.inputSchema ?? {}));
       } catch (error) {
-        this.#warn(`Tool ${definition.name} excluded: ${(error as Error).message}`);
+        if (!(error instanceof HeaderParamError)) throw error;
+        this.#warn(`Tool ${definition.name} excluded: ${error.message}`);
         return null;
       }
     }

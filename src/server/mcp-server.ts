@@ -1,3 +1,4 @@
+import { findHeaderParams, type HeaderParam, HeaderParamError } from "../protocol/header-params.js";
 import type { JsonObject } from "../protocol/messages.js";
 import type { InferJsonSchema, PromptArgs, ToolArgs } from "./infer-args.js";
 import { type CompiledSchema, compileSchema } from "./schema.js";
@@ -48,7 +49,7 @@ export interface RegisteredTool {
   input: CompiledSchema | undefined;
   output: CompiledSchema | undefined;
   /** Property paths of parameters mirrored into `Mcp-Param-*` headers. */
-  headerParams: { header: string; path: string[] }[];
+  headerParams: HeaderParam[];
   definition: JsonObject;
 }
 
@@ -77,7 +78,6 @@ export interface RegisteredTemplate {
 const RESERVED_METHOD =
   /^(initialize|ping|server\/|tools\/|prompts\/|resources\/|completion\/|logging\/|subscriptions\/|tasks\/|elicitation\/|sampling\/|roots\/|notifications\/)/;
 const TOOL_NAME = /^[A-Za-z0-9_.-]{1,128}$/;
-const HEADER_TOKEN = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
 
 function definitionOf(options: object, omit: string[]): JsonObject {
   const out: JsonObject = {};
@@ -87,34 +87,16 @@ function definitionOf(options: object, omit: string[]): JsonObject {
   return out;
 }
 
-/** Finds `x-mcp-header` annotations; only plain `properties` chains are allowed (spec: tools). */
-function findHeaderParams(schema: JsonObject, tool: string): { header: string; path: string[] }[] {
-  const found: { header: string; path: string[] }[] = [];
-  const walk = (node: unknown, path: string[]): void => {
-    if (typeof node !== "object" || node === null) return;
-    const record = node as JsonObject;
-    const header = record["x-mcp-header"];
-    if (header !== undefined) {
-      if (typeof header !== "string" || !HEADER_TOKEN.test(header)) {
-        throw new TypeError(`Tool ${tool}: invalid x-mcp-header ${JSON.stringify(header)}`);
-      }
-      if (!["string", "integer", "boolean"].includes(record.type as string)) {
-        throw new TypeError(
-          `Tool ${tool}: x-mcp-header ${header} must be on a string, integer or boolean`,
-        );
-      }
-      if (found.some((entry) => entry.header.toLowerCase() === header.toLowerCase())) {
-        throw new TypeError(`Tool ${tool}: duplicate x-mcp-header ${header}`);
-      }
-      found.push({ header, path });
+/** The tool's header params; its name prefixes the broken rule when there is one. */
+function headerParamsOf(inputSchema: JsonObject, tool: string): HeaderParam[] {
+  try {
+    return findHeaderParams(inputSchema);
+  } catch (error) {
+    if (error instanceof HeaderParamError) {
+      throw new TypeError(`Tool ${tool}: ${error.message}`, { cause: error });
     }
-    const properties = record.properties;
-    if (typeof properties === "object" && properties !== null) {
-      for (const [name, child] of Object.entries(properties)) walk(child, [...path, name]);
-    }
-  };
-  walk(schema, []);
-  return found;
+    throw error;
+  }
 }
 
 /**
@@ -191,7 +173,7 @@ export class McpServer<App = unknown> {
       handler: handler as unknown as ToolHandler,
       input,
       output,
-      headerParams: findHeaderParams(inputSchema, options.name),
+      headerParams: headerParamsOf(inputSchema, options.name),
       definition,
     };
     return this.#register(this.tools, options.name, entry, "tools");
