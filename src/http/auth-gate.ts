@@ -1,5 +1,5 @@
 import type { AppLogin, McpAuth } from "../auth/types.js";
-import { ErrorCode } from "../protocol/errors.js";
+import { ErrorCode, McpError } from "../protocol/errors.js";
 import type { RequestId } from "../protocol/messages.js";
 import type { AuthInfo } from "../server/types.js";
 import { errorResponse, jsonResponse } from "./responses.js";
@@ -45,16 +45,11 @@ export function isMetadataRequest(req: McpHttpRequest): boolean {
  */
 export function serveMetadata(auth: McpAuth, req: McpHttpRequest): McpHttpResponse {
   if (req.method !== "GET" && req.method !== "HEAD")
-    return errorResponse(
-      405,
-      ErrorCode.InvalidRequest,
-      "Method not allowed",
-      undefined,
-      undefined,
-      {
+    return errorResponse(405, new McpError(ErrorCode.InvalidRequest, "Method not allowed"), {
+      headers: {
         allow: "GET",
       },
-    );
+    });
   const { origin, pathname } = new URL(req.url);
   const resource = origin + pathname.slice(WELL_KNOWN.length).replace(/\/+$/, "");
   if (
@@ -62,7 +57,10 @@ export function serveMetadata(auth: McpAuth, req: McpHttpRequest): McpHttpRespon
     // Behind a proxy the request's origin is an internal one: compare paths only.
     new URL(metadataUrlOf(auth.resource)).pathname !== pathname.replace(/\/+$/, "")
   )
-    return errorResponse(404, ErrorCode.InvalidRequest, "No protected resource at this path");
+    return errorResponse(
+      404,
+      new McpError(ErrorCode.InvalidRequest, "No protected resource at this path"),
+    );
   return jsonResponse(200, auth.metadata(auth.resource ?? resource), {
     "cache-control": "public, max-age=3600",
     "access-control-allow-origin": "*",
@@ -109,8 +107,10 @@ export async function authenticate(
   const url = new URL(req.url);
   const resource = resourceOf(auth, url);
   const refuse = (status: number, message: string, header: string): AuthOutcome => ({
-    response: errorResponse(status, ErrorCode.InvalidRequest, message, undefined, undefined, {
-      "www-authenticate": header,
+    response: errorResponse(status, new McpError(ErrorCode.InvalidRequest, message), {
+      headers: {
+        "www-authenticate": header,
+      },
     }),
   });
   // Tokens in URIs end up in logs and Referer headers (spec: authorization, token handling).
@@ -142,11 +142,8 @@ export async function authenticate(
     return {
       response: errorResponse(
         503,
-        ErrorCode.InternalError,
-        "The access token could not be checked; try again",
-        undefined,
-        undefined,
-        { "retry-after": "5" },
+        new McpError(ErrorCode.InternalError, "The access token could not be checked; try again"),
+        { headers: { "retry-after": "5" } },
       ),
     };
   }
@@ -172,7 +169,9 @@ async function authenticateByApp(
     found = await login.principal(req, app);
   } catch (error) {
     reportError(error);
-    return { response: errorResponse(500, ErrorCode.InternalError, "Internal error") };
+    return {
+      response: errorResponse(500, new McpError(ErrorCode.InternalError, "Internal error")),
+    };
   }
   // Only a bearer-accepting endpoint names OAuth in its challenges.
   const resource = login.acceptsBearer ? resourceOf(auth, new URL(req.url)) : "";
@@ -182,11 +181,8 @@ async function authenticateByApp(
   return {
     response: errorResponse(
       401,
-      ErrorCode.InvalidRequest,
-      login.unauthenticated.message,
-      undefined,
-      undefined,
-      headers,
+      new McpError(ErrorCode.InvalidRequest, login.unauthenticated.message),
+      { headers },
     ),
   };
 }
@@ -205,18 +201,18 @@ export function insufficientScope(
   const bearer = auth.app === undefined || auth.app.acceptsBearer;
   return errorResponse(
     403,
-    ErrorCode.InvalidRequest,
-    `Insufficient scope: needs ${needed.join(" ")}`,
-    id,
-    undefined,
-    bearer
-      ? {
-          "www-authenticate": challenge(auth, resource, {
-            error: "insufficient_scope",
-            description: `Needs scope ${needed.join(" ")}`,
-            scopes,
-          }),
-        }
-      : {},
+    new McpError(ErrorCode.InvalidRequest, `Insufficient scope: needs ${needed.join(" ")}`),
+    {
+      id,
+      headers: bearer
+        ? {
+            "www-authenticate": challenge(auth, resource, {
+              error: "insufficient_scope",
+              description: `Needs scope ${needed.join(" ")}`,
+              scopes,
+            }),
+          }
+        : {},
+    },
   );
 }

@@ -1,5 +1,5 @@
 import type { McpAuth } from "../auth/types.js";
-import { ErrorCode } from "../protocol/errors.js";
+import { ErrorCode, McpError } from "../protocol/errors.js";
 import {
   isNotification,
   isObject,
@@ -238,9 +238,12 @@ export function createMcpHandler<App = unknown>(
   let closing = false;
   let closed: Promise<void> | undefined;
   const shuttingDown = (id?: RequestId) =>
-    errorResponse(503, ErrorCode.InternalError, "Server is shutting down", id, undefined, {
-      "retry-after": "1",
-      connection: "close",
+    errorResponse(503, new McpError(ErrorCode.InternalError, "Server is shutting down"), {
+      id,
+      headers: {
+        "retry-after": "1",
+        connection: "close",
+      },
     });
 
   async function handle(req: McpHttpRequest): Promise<McpHttpResponse> {
@@ -249,7 +252,7 @@ export function createMcpHandler<App = unknown>(
     } catch (error) {
       // Last line of defence: one request's failure never reaches the process or another request.
       reportError(error);
-      return errorResponse(500, ErrorCode.InternalError, "Internal error");
+      return errorResponse(500, new McpError(ErrorCode.InternalError, "Internal error"));
     }
   }
 
@@ -264,17 +267,22 @@ export function createMcpHandler<App = unknown>(
     if (!isHostAllowed(req.header("host"), local, options.allowedHosts)) {
       return errorResponse(
         403,
-        ErrorCode.InvalidRequest,
-        "Host not allowed: list the endpoint's public names in allowedHosts (and set trustProxy behind a proxy)",
+        new McpError(
+          ErrorCode.InvalidRequest,
+          "Host not allowed: list the endpoint's public names in allowedHosts (and set trustProxy behind a proxy)",
+        ),
       );
     }
     // Public, and read cross-origin by browser clients: served before the Origin check.
     if (isMetadataRequest(req)) {
       if (auth && (!auth.app || auth.app.acceptsBearer)) return serveMetadata(auth, req);
-      return errorResponse(404, ErrorCode.InvalidRequest, "This endpoint does not use OAuth");
+      return errorResponse(
+        404,
+        new McpError(ErrorCode.InvalidRequest, "This endpoint does not use OAuth"),
+      );
     }
     if (!isOriginAllowed(req.header("origin"), req.header("host"), options.allowedOrigins)) {
-      return errorResponse(403, ErrorCode.InvalidRequest, "Origin not allowed");
+      return errorResponse(403, new McpError(ErrorCode.InvalidRequest, "Origin not allowed"));
     }
     if (req.method === "GET" && isBrowserVisit(req))
       return landingPage(req.url, auth ? undefined : server.info, allow);
@@ -285,7 +293,7 @@ export function createMcpHandler<App = unknown>(
         app = await req.context();
       } catch (error) {
         reportError(error);
-        return errorResponse(500, ErrorCode.InternalError, "Internal error");
+        return errorResponse(500, new McpError(ErrorCode.InternalError, "Internal error"));
       }
     }
     let verified: { auth: AuthInfo; resource: string } | undefined;
@@ -310,33 +318,50 @@ export function createMcpHandler<App = unknown>(
     if (legacy && req.method === "DELETE") return legacy.delete(req, caller.auth);
     if (req.method !== "POST") return methodNotAllowed(allow);
     if (mediaType(req.header("content-type")) !== "application/json") {
-      return errorResponse(415, ErrorCode.InvalidRequest, "Content-Type must be application/json");
+      return errorResponse(
+        415,
+        new McpError(ErrorCode.InvalidRequest, "Content-Type must be application/json"),
+      );
     }
     if (!acceptsBoth(req.header("accept"))) {
       return errorResponse(
         406,
-        ErrorCode.InvalidRequest,
-        "Accept must list application/json and text/event-stream",
+        new McpError(
+          ErrorCode.InvalidRequest,
+          "Accept must list application/json and text/event-stream",
+        ),
       );
     }
     const body = await req.body(maxBody);
     let message: unknown;
     if (body.kind === "too-large")
-      return errorResponse(413, ErrorCode.InvalidRequest, `Request body exceeds ${maxBody} bytes`);
+      return errorResponse(
+        413,
+        new McpError(ErrorCode.InvalidRequest, `Request body exceeds ${maxBody} bytes`),
+      );
     if (body.kind === "unreadable")
-      return errorResponse(400, ErrorCode.ParseError, "Parse error: body could not be read");
+      return errorResponse(
+        400,
+        new McpError(ErrorCode.ParseError, "Parse error: body could not be read"),
+      );
     if (body.kind === "parsed") message = body.value;
     else {
       try {
         message = JSON.parse(body.text);
       } catch {
-        return errorResponse(400, ErrorCode.ParseError, "Parse error: body is not valid JSON");
+        return errorResponse(
+          400,
+          new McpError(ErrorCode.ParseError, "Parse error: body is not valid JSON"),
+        );
       }
     }
     if (Array.isArray(message))
-      return errorResponse(400, ErrorCode.InvalidRequest, "Batch requests are not supported");
+      return errorResponse(
+        400,
+        new McpError(ErrorCode.InvalidRequest, "Batch requests are not supported"),
+      );
     if (!isObject(message))
-      return errorResponse(400, ErrorCode.InvalidRequest, "Invalid JSON-RPC message");
+      return errorResponse(400, new McpError(ErrorCode.InvalidRequest, "Invalid JSON-RPC message"));
     const id = isRequestId(message.id) ? message.id : undefined;
     const sessionHeader = req.header("mcp-session-id") !== null;
     if (isResponse(message)) {
@@ -344,12 +369,15 @@ export function createMcpHandler<App = unknown>(
       if (legacy && sessionHeader) return legacy.post(req, message, caller);
       return errorResponse(
         400,
-        ErrorCode.InvalidRequest,
-        "Clients must not send responses to this endpoint",
+        new McpError(ErrorCode.InvalidRequest, "Clients must not send responses to this endpoint"),
       );
     }
     if (!isRequest(message) && !isNotification(message)) {
-      return errorResponse(400, ErrorCode.InvalidRequest, "Invalid JSON-RPC message", id);
+      return errorResponse(
+        400,
+        new McpError(ErrorCode.InvalidRequest, "Invalid JSON-RPC message"),
+        { id },
+      );
     }
     if (closing && id !== undefined) return shuttingDown(id);
     if (auth && verified && id !== undefined) {
@@ -364,9 +392,8 @@ export function createMcpHandler<App = unknown>(
     }
     return errorResponse(
       400,
-      ErrorCode.InvalidParams,
-      `_meta["${MetaKey.protocolVersion}"] is required`,
-      id,
+      new McpError(ErrorCode.InvalidParams, `_meta["${MetaKey.protocolVersion}"] is required`),
+      { id },
     );
   }
 

@@ -112,7 +112,7 @@ function sessionError(
   message: string,
   id?: JsonRpcRequest["id"],
 ): McpHttpResponse {
-  return errorResponse(status, ErrorCode.InvalidRequest, message, id);
+  return errorResponse(status, new McpError(ErrorCode.InvalidRequest, message), { id });
 }
 
 /** Serves legacy clients on the same endpoint as modern ones (PROTOCOL §3). */
@@ -204,12 +204,12 @@ export class LegacyEra {
       this.#core.reportError(error.cause);
       return errorResponse(
         503,
-        ErrorCode.InternalError,
-        "Session store unavailable, retry shortly",
-        id,
-        undefined,
+        new McpError(ErrorCode.InternalError, "Session store unavailable, retry shortly"),
         {
-          "retry-after": "1",
+          id,
+          headers: {
+            "retry-after": "1",
+          },
         },
       );
     }
@@ -231,9 +231,11 @@ export class LegacyEra {
     if (headerVersion !== null && !LEGACY_VERSIONS.includes(headerVersion)) {
       return errorResponse(
         400,
-        ErrorCode.InvalidRequest,
-        `Unsupported MCP-Protocol-Version: ${headerVersion}`,
-        id,
+        new McpError(
+          ErrorCode.InvalidRequest,
+          `Unsupported MCP-Protocol-Version: ${headerVersion}`,
+        ),
+        { id },
       );
     }
     const sessionId = req.header("mcp-session-id");
@@ -278,9 +280,12 @@ export class LegacyEra {
     const request = message as JsonRpcRequest;
     // A drain may have begun while the session was read: nothing new starts here now.
     if (this.#closing)
-      return errorResponse(503, ErrorCode.InternalError, "Server is shutting down", request.id, undefined, {
-        "retry-after": "1",
-        connection: "close",
+      return errorResponse(503, new McpError(ErrorCode.InternalError, "Server is shutting down"), {
+        id: request.id,
+        headers: {
+          "retry-after": "1",
+          connection: "close",
+        },
       });
     if (SESSION_METHODS.has(request.method)) return this.#sessionMethod(record, request);
     const runtime = this.#runtime(record);
@@ -299,7 +304,10 @@ export class LegacyEra {
     if (this.#options.stateless) return methodNotAllowed();
     const accept = req.header("accept") ?? "";
     if (!/text\/event-stream|\*\/\*/.test(accept))
-      return errorResponse(406, ErrorCode.InvalidRequest, "Accept must include text/event-stream");
+      return errorResponse(
+        406,
+        new McpError(ErrorCode.InvalidRequest, "Accept must include text/event-stream"),
+      );
     const sessionId = req.header("mcp-session-id");
     if (sessionId === null) return sessionError(400, "Mcp-Session-Id header is required");
     const record = await this.#session(sessionId, principalKey(auth));
@@ -310,7 +318,10 @@ export class LegacyEra {
     const resumesPost = lastEventId !== null && streamId !== undefined && !streamId.startsWith("g");
     if (!resumesPost && runtime.standalone?.attached && lastEventId === null) {
       this.#release(runtime);
-      return errorResponse(409, ErrorCode.InvalidRequest, "The session already has a GET stream");
+      return errorResponse(
+        409,
+        new McpError(ErrorCode.InvalidRequest, "The session already has a GET stream"),
+      );
     }
     // The connection holds a slot until it closes, from either side.
     const client = this.#core.clientOf(req, auth);
@@ -745,13 +756,12 @@ export class LegacyEra {
     ].filter((problem) => problem !== false);
     // Capabilities and client info are stored with the session: bounded like any params.
     const tooDeep = paramsDepthError(params);
-    if (tooDeep) return errorResponse(400, tooDeep.code, tooDeep.message, request.id, tooDeep.data);
+    if (tooDeep) return errorResponse(400, tooDeep, { id: request.id });
     if (problems.length > 0)
       return errorResponse(
         400,
-        ErrorCode.InvalidParams,
-        `Invalid initialize params: ${problems.join("; ")}`,
-        request.id,
+        new McpError(ErrorCode.InvalidParams, `Invalid initialize params: ${problems.join("; ")}`),
+        { id: request.id },
       );
     const protocolVersion =
       typeof requested === "string" && LEGACY_VERSIONS.includes(requested)
@@ -844,9 +854,8 @@ export class LegacyEra {
       if (!isLogLevel(params.level))
         return errorResponse(
           200,
-          ErrorCode.InvalidParams,
-          `Unknown log level: ${String(params.level)}`,
-          request.id,
+          new McpError(ErrorCode.InvalidParams, `Unknown log level: ${String(params.level)}`),
+          { id: request.id },
         );
       record.logLevel = params.level;
       if (!this.#options.stateless)
@@ -855,7 +864,9 @@ export class LegacyEra {
       return ok();
     }
     if (typeof params.uri !== "string")
-      return errorResponse(200, ErrorCode.InvalidParams, "uri must be a string", request.id);
+      return errorResponse(200, new McpError(ErrorCode.InvalidParams, "uri must be a string"), {
+        id: request.id,
+      });
     const subscriptions = new Set(record.subscriptions);
     if (request.method === "resources/subscribe") subscriptions.add(params.uri);
     else subscriptions.delete(params.uri);

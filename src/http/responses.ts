@@ -13,15 +13,6 @@ export function jsonResponse(
   return { status, headers: { ...JSON_HEADERS, ...headers }, body: JSON.stringify(body) };
 }
 
-/** A JSON-RPC success response in a JSON body. */
-export function resultResponse(id: RequestId, result: JsonObject): McpHttpResponse {
-  return {
-    status: 200,
-    headers: { ...JSON_HEADERS },
-    body: JSON.stringify({ jsonrpc: "2.0", id, result }),
-  };
-}
-
 /** The JSON-RPC error message for an error. */
 export function errorMessage(error: McpError, id: RequestId | undefined): JsonObject {
   return id === undefined
@@ -39,22 +30,21 @@ export function inBandStatus(error: McpError): number {
   return 200;
 }
 
-/** A JSON-RPC error in a JSON body, with an explicit HTTP status. */
+/** A JSON-RPC error in a JSON body, with an explicit HTTP status (the one way to build one). */
 export function errorResponse(
   status: number,
-  code: number,
-  message: string,
-  id?: RequestId,
-  data?: unknown,
-  headers?: Record<string, string>,
+  error: McpError,
+  options: { id?: RequestId; headers?: Record<string, string> } = {},
 ): McpHttpResponse {
-  return jsonResponse(status, errorMessage(new McpError(code, message, data), id), headers);
+  return jsonResponse(status, errorMessage(error, options.id), options.headers);
 }
 
 /** 405 for an HTTP method the endpoint does not serve here; `allow` lists those it does. */
 export function methodNotAllowed(allow = "POST"): McpHttpResponse {
-  return errorResponse(405, ErrorCode.InvalidRequest, "Method not allowed", undefined, undefined, {
-    allow,
+  return errorResponse(405, new McpError(ErrorCode.InvalidRequest, "Method not allowed"), {
+    headers: {
+      allow,
+    },
   });
 }
 

@@ -1,4 +1,4 @@
-import { ErrorCode } from "../protocol/errors.js";
+import { ErrorCode, McpError } from "../protocol/errors.js";
 import type { RequestId } from "../protocol/messages.js";
 import { errorResponse } from "./responses.js";
 import type { McpHttpResponse } from "./types.js";
@@ -72,8 +72,11 @@ export class StreamSlots {
 }
 
 function refuse(status: 429 | 503, message: string, id?: RequestId): McpHttpResponse {
-  return errorResponse(status, ErrorCode.InternalError, message, id, undefined, {
-    "retry-after": "5",
+  return errorResponse(status, new McpError(ErrorCode.InternalError, message), {
+    id,
+    headers: {
+      "retry-after": "5",
+    },
   });
 }
 

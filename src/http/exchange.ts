@@ -1,0 +1,101 @@
+import { ErrorCode, isMcpError, McpError } from "../protocol/errors.js";
+import type { JsonObject, JsonRpcMessage, RequestId } from "../protocol/messages.js";
+import type { RequestEnv } from "../server/context.js";
+import { dispatch } from "../server/dispatch.js";
+import type { Era, Implementation } from "../server/types.js";
+import type { Caller, HandlerCore } from "./core.js";
+import { shutdownError } from "./in-flight.js";
+import { errorMessage, serializeResponse } from "./responses.js";
+import type { McpHttpResponse } from "./types.js";
+
+/** Where a request's messages go once it answers with an SSE stream. */
+export interface AnswerStream {
+  /** A message related to the request (a notification, a legacy server request). */
+  send(message: JsonRpcMessage): void;
+  /** The request's answer, then the stream's end. */
+  end(answer: { body: JsonObject; text: string }): void;
+}
+
+/** How one era answers a request; the exchange does the rest, the same for both. */
+export interface ExchangePolicy {
+  era: Era;
+  client: Implementation | undefined;
+  caller: Caller;
+  /** The HTTP status of a JSON-RPC error the handler ended with. */
+  errorStatus(error: McpError): number;
+  /** Opens the request's SSE stream and answers the HTTP request with it (once). */
+  openStream(answer: (response: McpHttpResponse) => void): AnswerStream;
+  /** Builds what the handler runs in; `stream()` opens the SSE stream on first use. */
+  env(stream: () => AnswerStream): RequestEnv;
+  /** Once the request has its answer, whichever way it went. */
+  done?(): void;
+}
+
+/**
+ * Runs one request and answers it: JSON unless the handler sends something first, then an SSE
+ * stream that carries its messages and ends with the answer (spec: transports, sending messages).
+ * A drain whose grace ends first answers for the handler, retryably, and stops it.
+ */
+export function exchange(
+  core: HandlerCore,
+  request: { id: RequestId; method: string; params: JsonObject },
+  policy: ExchangePolicy,
+): Promise<McpHttpResponse> {
+  const started = performance.now();
+  const { auth, app } = policy.caller;
+  const report = (error: unknown) => core.reportError(error, request.method, app);
+  return new Promise<McpHttpResponse>((resolve) => {
+    let stream: AnswerStream | undefined;
+    const openStream = () => {
+      stream ??= policy.openStream(resolve);
+      return stream;
+    };
+    const env = policy.env(openStream);
+    let answered = false;
+    const answer = (
+      status: number,
+      body: JsonObject,
+      error?: unknown,
+      headers?: Record<string, string>,
+    ) => {
+      if (answered) return;
+      answered = true;
+      leave();
+      core.observe({
+        era: policy.era,
+        method: request.method,
+        params: request.params,
+        started,
+        client: policy.client,
+        auth,
+        app,
+        status,
+        error,
+      });
+      const serialized = serializeResponse(body, request.id, report);
+      if (stream) stream.end(serialized);
+      else
+        resolve({
+          status,
+          headers: { "content-type": "application/json", ...headers },
+          body: serialized.text,
+        });
+      policy.done?.();
+    };
+    const leave = core.inflight.begin(() => {
+      const error = shutdownError();
+      answer(503, errorMessage(error, request.id), error, { "retry-after": "1" });
+      env.abort.abort(new Error("Server is shutting down"));
+    });
+    dispatch(core.server, core.runtime, request, env).then(
+      (result) => answer(200, { jsonrpc: "2.0", id: request.id, result }),
+      (error: unknown) => {
+        const known = isMcpError(error)
+          ? error
+          : new McpError(ErrorCode.InternalError, "Internal error");
+        if (!isMcpError(error)) report(error);
+        answer(policy.errorStatus(known), errorMessage(known, request.id), known);
+      },
+    );
+  });
+}
