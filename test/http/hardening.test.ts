@@ -15,7 +15,6 @@ import { call, modernHeaders, modernMeta, readExchange, type Send } from "../hel
 import { assertLegacyMessage, assertModernMessage } from "../helpers/spec.js";
 import { SseReader } from "../helpers/stream.js";
 import { type Mounted, mount, TRANSPORTS } from "../helpers/transports.js";
-import { failOnUnhandled } from "../helpers/unhandled.js";
 
 /**
  * JSON text of `{"a":{"a":…1…}}` nested `levels` deep, built as text: JSON.stringify itself
@@ -68,7 +67,6 @@ describe.each(TRANSPORTS)("hardening through %s", (transport) => {
   let mounted: Mounted;
   let send: Send;
   let mcp: McpHandler;
-  failOnUnhandled();
 
   beforeAll(async () => {
     const server = createFixtureServer();
@@ -343,7 +341,6 @@ function stdioPipes() {
 }
 
 describe("deeply nested input over stdio", () => {
-  failOnUnhandled();
 
   it("should answer params with -32602 and keep serving", async () => {
     const { input, running, lines } = stdioPipes();

@@ -13,7 +13,7 @@ const ROOT = fileURLToPath(new URL("../..", import.meta.url));
 const TSC = join(ROOT, "node_modules/.bin/tsc");
 const SECRET = "pack-test-secret";
 const INSTALL = ["install", "--no-audit", "--no-fund", "--prefer-offline", "--loglevel=warn"];
-const SLOW = { timeout: 180_000 };
+const SLOW = 180_000;
 
 /** Node runs `require()` of an ES module without a flag from 20.19 and 22.12 on. */
 const canRequireEsm = (process.features as { require_module?: boolean }).require_module === true;
