@@ -75,7 +75,6 @@ export function serveStdio(server: McpServer, options: StdioOptions = {}): Stdio
   };
   const hub = new ListenHub(server, {
     bus: store.bus,
-    channel: "mcp:changes",
     keepAliveMs: 0,
     onError,
   });

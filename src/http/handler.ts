@@ -15,9 +15,11 @@ import { isModernRequest } from "../server/modern-meta.js";
 import { createStateSealer } from "../server/request-state.js";
 import { type TaskOptions, TaskRunner } from "../server/tasks.js";
 import type { AuthInfo } from "../server/types.js";
+import { publish } from "../store/channels.js";
 import { memoryStore } from "../store/memory.js";
 import type { McpStore } from "../store/types.js";
 import { authenticate, insufficientScope, isMetadataRequest, serveMetadata } from "./auth-gate.js";
+import { Channels } from "./channels.js";
 import { type Caller, type HandlerCore, type RequestInfo, toRequestInfo } from "./core.js";
 import { InFlight } from "./in-flight.js";
 import { isBrowserVisit, landingPage } from "./landing-page.js";
@@ -173,7 +175,6 @@ export function createMcpHandler<App = unknown>(
       // A failing hook must not change the response.
     }
   };
-  const changes = "changes";
   const tasks =
     options.tasks === false
       ? undefined
@@ -184,7 +185,9 @@ export function createMcpHandler<App = unknown>(
           {
             processId: crypto.randomUUID(),
             publish: (event) => {
-              store.bus.publish(changes, event).catch((error: unknown) => reportError(error));
+              publish(store.bus, Channels.changes, event).catch((error: unknown) =>
+                reportError(error),
+              );
             },
             onError: (error) => reportError(error),
           },
@@ -203,7 +206,6 @@ export function createMcpHandler<App = unknown>(
     inflight,
     hub: new ListenHub(server, {
       bus: store.bus,
-      channel: changes,
       keepAliveMs: options.keepAliveMs ?? 15_000,
       onError: (error) => reportError(error),
     }),

@@ -2,8 +2,10 @@ import { ErrorCode, McpError } from "../protocol/errors.js";
 import type { JsonObject, JsonRpcMessage, RequestId } from "../protocol/messages.js";
 import { isObject } from "../protocol/messages.js";
 import type { ChangeEvent } from "../server/mcp-server.js";
+import { publish, subscribe } from "../store/channels.js";
 import type { EventBus, EventLog } from "../store/types.js";
 import type { LazyAbort } from "../utils/lazy-abort.js";
+import { Channels } from "./channels.js";
 import { LegacyStream, postStreamId, type StreamEvent } from "./legacy-stream.js";
 import type { ChangeSink } from "./listen-hub.js";
 
@@ -48,16 +50,6 @@ function randomId(): string {
   return crypto.randomUUID().replace(/-/g, "").slice(0, 16);
 }
 
-/** The bus channel of one session. */
-export function sessionChannel(sessionId: string): string {
-  return `session:${sessionId}`;
-}
-
-/** The bus channel on which a detached stream's events reach a resumption on another process. */
-export function streamChannel(logKey: string): string {
-  return `stream:${logKey}`;
-}
-
 /**
  * What this process holds for one legacy session: its live streams, the server requests awaiting
  * an answer, and the client requests still running. Created when first needed and dropped once
@@ -94,14 +86,12 @@ export class SessionRuntime {
    */
   listen(): Promise<void> {
     const options = this.#options;
-    this.#unsubscribe ??= options.bus
-      .subscribe(sessionChannel(this.sessionId), (message) =>
-        this.#receive(message as SessionMessage),
-      )
-      .catch((error: unknown) => {
-        options.onError(error);
-        return undefined;
-      });
+    this.#unsubscribe ??= subscribe(options.bus, Channels.session(this.sessionId), (message) =>
+      this.#receive(message),
+    ).catch((error: unknown) => {
+      options.onError(error);
+      return undefined;
+    });
     return this.#unsubscribe.then(() => undefined);
   }
 
@@ -119,14 +109,14 @@ export class SessionRuntime {
   openStream(requestId?: RequestId): LegacyStream {
     void this.listen();
     const id = requestId === undefined ? randomId() : postStreamId(randomId(), requestId);
-    const channel = streamChannel(`${this.sessionId}/${id}`);
+    const channel = Channels.stream(`${this.sessionId}/${id}`);
     const stream = new LegacyStream({
       sessionId: this.sessionId,
       id,
       log: this.#options.log,
       onError: this.#options.onError,
       forward: (event: StreamEvent) => {
-        this.#options.bus.publish(channel, event).catch(this.#options.onError);
+        publish(this.#options.bus, channel, event).catch(this.#options.onError);
       },
     });
     this.streams.set(stream.id, stream);
@@ -239,10 +229,8 @@ export class SessionRuntime {
         break;
       case "alive?":
         if (this.streams.has(message.stream)) {
-          const alive: StreamEvent = { alive: true };
-          this.#options.bus
-            .publish(streamChannel(`${this.sessionId}/${message.stream}`), alive)
-            .catch(this.#options.onError);
+          const channel = Channels.stream(`${this.sessionId}/${message.stream}`);
+          publish(this.#options.bus, channel, { alive: true }).catch(this.#options.onError);
         }
         break;
       default:

@@ -12,20 +12,16 @@ import { paramsDepthError } from "../protocol/params.js";
 import { isLogLevel, LEGACY_VERSIONS } from "../protocol/versions.js";
 import { principalKey } from "../server/access.js";
 import type { AuthInfo } from "../server/types.js";
+import { publish, subscribe } from "../store/channels.js";
 import type { McpStore, SessionRecord } from "../store/types.js";
 import { toBase64Url } from "../utils/base64.js";
+import { Channels, type Handoff } from "./channels.js";
 import type { Caller, HandlerCore } from "./core.js";
 import { PRIMING_VERSION, runLegacyRequest } from "./legacy-run.js";
-import {
-  type SessionMessage,
-  SessionRuntime,
-  sessionChannel,
-  streamChannel,
-} from "./legacy-session.js";
+import { type SessionMessage, SessionRuntime } from "./legacy-session.js";
 import {
   LegacyStream,
   requestIdOfStream,
-  type StreamEvent,
   streamOfEventId,
 } from "./legacy-stream.js";
 import { errorMessage, errorResponse, methodNotAllowed } from "./responses.js";
@@ -77,17 +73,8 @@ type Message = JsonRpcRequest | JsonRpcNotification | JsonRpcResult | JsonRpcErr
 /** Clients whose sessions a process counts at most (the quietest are forgotten first). */
 const MAX_TRACKED_CLIENTS = 10_000;
 
-/** Where a process shutting down offers the GET streams it holds to the others. */
-const HANDOFF_CHANNEL = "legacy:handoff";
 /** Longest wait for another process to take a GET stream over on shutdown. */
 const HANDOFF_WAIT_MS = 1_000;
-
-interface Handoff {
-  session: string;
-  stream: string;
-  seq: number;
-  from: string;
-}
 
 /** The id of a request, to echo in errors; undefined for notifications and responses. */
 function requestIdOf(message: Message): JsonRpcRequest["id"] | undefined {
@@ -160,8 +147,8 @@ export class LegacyEra {
       Math.min(this.#options.maxSessions, 10_000),
       (error) => core.reportError(error),
     );
-    this.#handoffs = store.bus.subscribe(HANDOFF_CHANNEL, (message) => {
-      this.#adopt(message as Handoff).catch((error: unknown) => core.reportError(error));
+    this.#handoffs = subscribe(store.bus, Channels.handoff, (handoff) => {
+      this.#adopt(handoff).catch((error: unknown) => core.reportError(error));
     });
     this.#handoffs.catch((error: unknown) => core.reportError(error));
     (this.#sweeper as { unref?: () => void }).unref?.();
@@ -458,11 +445,11 @@ export class LegacyEra {
       log: this.#store.events,
       onError: (error) => this.#core.reportError(error),
     });
-    const channel = streamChannel(stream.logKey);
+    const channel = Channels.stream(stream.logKey);
     let heard = true;
-    const unsubscribe = await this.#store.bus.subscribe(channel, (event) => {
+    const unsubscribe = await subscribe(this.#store.bus, channel, (event) => {
       heard = true;
-      stream.relay(event as StreamEvent);
+      stream.relay(event);
     });
     // Until the request ends: a keep-alive comment and a check that the process running it is
     // still there; two checks without a word from it end the stream with a retryable error.
@@ -515,14 +502,14 @@ export class LegacyEra {
     if (tooDeep) message.error = tooDeep.toJSON();
     else if ("result" in reply) message.result = reply.result;
     else message.error = reply.error;
-    const receivers = await this.#store.bus.publish(sessionChannel(sessionId), message);
+    const receivers = await publish(this.#store.bus, Channels.session(sessionId), message);
     // This process hears its own message when it holds the session; that does not count.
     return receivers - (local?.listening ? 1 : 0) > 0;
   }
 
   /** Tells the other processes; resolves once Redis (or the memory bus) took the message. */
   #publish(sessionId: string, message: SessionMessage): Promise<void> {
-    return this.#store.bus.publish(sessionChannel(sessionId), message).then(
+    return publish(this.#store.bus, Channels.session(sessionId), message).then(
       () => undefined,
       (error: unknown) => this.#core.reportError(error),
     );
@@ -597,7 +584,7 @@ export class LegacyEra {
       from: this.#processId,
     };
     // This process hears its own offer too.
-    if ((await this.#store.bus.publish(HANDOFF_CHANNEL, handoff)) > 1) await taken;
+    if ((await publish(this.#store.bus, Channels.handoff, handoff)) > 1) await taken;
   }
 
   /** Takes over a GET stream a process shutting down offered; one process wins the claim. */
@@ -637,12 +624,12 @@ export class LegacyEra {
     });
     await this.#runtimes.get(sessionId)?.listen();
     const message: SessionMessage = { t: "take", stream: standalone.id, by: this.#processId };
-    const receivers = await this.#store.bus
-      .publish(sessionChannel(sessionId), message)
-      .catch((error: unknown) => {
+    const receivers = await publish(this.#store.bus, Channels.session(sessionId), message).catch(
+      (error: unknown) => {
         this.#core.reportError(error);
         return 0;
-      });
+      },
+    );
     // This process hears its own message; nobody else listening means nobody holds the stream.
     if (receivers <= 1) this.#released.get(standalone.id)?.(undefined);
     return released;

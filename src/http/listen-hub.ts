@@ -3,7 +3,9 @@ import type { JsonObject, JsonRpcMessage, RequestId } from "../protocol/messages
 import { isObject } from "../protocol/messages.js";
 import { MetaKey } from "../protocol/versions.js";
 import type { ChangeEvent, McpServer } from "../server/mcp-server.js";
+import { publish, subscribe } from "../store/channels.js";
 import type { EventBus } from "../store/types.js";
+import { Channels } from "./channels.js";
 
 /** What a `subscriptions/listen` request asked for (spec: patterns/subscriptions). */
 export interface ListenFilter {
@@ -131,8 +133,6 @@ export function listenSink(
 /** Options of {@link ListenHub}. */
 export interface ListenHubOptions {
   bus: EventBus;
-  /** Bus channel of change events. */
-  channel: string;
   keepAliveMs: number;
   onError: (error: unknown) => void;
 }
@@ -150,12 +150,10 @@ export class ListenHub {
 
   constructor(server: McpServer, options: ListenHubOptions) {
     this.#options = options;
-    this.#unsubscribe = options.bus.subscribe(options.channel, (message) =>
-      this.#deliver(message as ChangeEvent),
-    );
+    this.#unsubscribe = subscribe(options.bus, Channels.changes, (event) => this.#deliver(event));
     this.#unsubscribe.catch(options.onError);
     this.#stopServer = server.onChange((event) => {
-      options.bus.publish(options.channel, event).catch(options.onError);
+      publish(options.bus, Channels.changes, event).catch(options.onError);
     });
   }
 

@@ -1,7 +1,7 @@
+import { publish, subscribe } from "../store/channels.js";
 import type { EventBus, SessionRecord, SessionStore } from "../store/types.js";
+import { Channels } from "./channels.js";
 
-/** The bus channel on which processes say that a session record changed or ended. */
-const CHANNEL = "legacy:sessions";
 /** Longest time a record is served from memory; a quarter of the idle timeout when shorter. */
 const MAX_FRESH_MS = 5_000;
 
@@ -29,7 +29,7 @@ export class SessionCache {
     this.#freshMs = Math.min(MAX_FRESH_MS, store.idleMs / 4);
     this.#sweeper = setInterval(() => this.#forgetStale(performance.now()), this.#freshMs);
     (this.#sweeper as { unref?: () => void }).unref?.();
-    this.#unsubscribe = bus.subscribe(CHANNEL, (id) => this.#entries.delete(id as string));
+    this.#unsubscribe = subscribe(bus, Channels.sessionRecords, (id) => this.#entries.delete(id));
     this.#unsubscribe.then(
       () => {
         this.#listening = true;
@@ -73,7 +73,7 @@ export class SessionCache {
   async changed(...ids: string[]): Promise<void> {
     for (const id of ids) {
       this.#entries.delete(id);
-      await this.#bus.publish(CHANNEL, id);
+      await publish(this.#bus, Channels.sessionRecords, id);
     }
   }
 

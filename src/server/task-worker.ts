@@ -1,6 +1,7 @@
 import { ErrorCode, isMcpError, McpError } from "../protocol/errors.js";
 import type { JsonObject } from "../protocol/messages.js";
 import { isObject } from "../protocol/messages.js";
+import { channel, publish, subscribe } from "../store/channels.js";
 import type { EventBus, TaskRecord } from "../store/types.js";
 import { LazyAbort } from "../utils/lazy-abort.js";
 import type { RequestEnv } from "./context.js";
@@ -32,7 +33,8 @@ interface Running {
 /** The bus message that wakes the process running a task. */
 export type Wake = { id: string; t: "input" | "cancel" };
 
-const CHANNEL = "tasks";
+/** Where processes wake the one running a task (input answered, task cancelled). */
+const CHANNEL = channel<Wake>("tasks");
 /** Re-reads a task this often while waiting for input, in case a wake-up was lost. */
 const INPUT_POLL_MS = 1_000;
 
@@ -54,7 +56,7 @@ export class TaskWorker {
     this.#ledger = ledger;
     this.#bus = bus;
     this.#hooks = hooks;
-    this.#unsubscribe = bus.subscribe(CHANNEL, (message) => this.#wake(message as Wake));
+    this.#unsubscribe = subscribe(bus, CHANNEL, (message) => this.#wake(message));
     this.#unsubscribe.catch(hooks.onError);
   }
 
@@ -128,7 +130,7 @@ export class TaskWorker {
   /** Wakes the work of a task wherever it runs (this process included). */
   async signal(wake: Wake): Promise<void> {
     this.#wake(wake);
-    await this.#bus.publish(CHANNEL, wake).catch(this.#hooks.onError);
+    await publish(this.#bus, CHANNEL, wake).catch(this.#hooks.onError);
   }
 
   /** Resolves once no task runs here, or after `ms` (a drain's grace). */
