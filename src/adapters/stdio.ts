@@ -13,6 +13,11 @@ import { answerDepthError, paramsDepthError } from "../protocol/params.js";
 import { isLogLevel, LEGACY_VERSIONS, type LogLevel } from "../protocol/versions.js";
 import type { RequestEnv } from "../server/context.js";
 import { type DispatchRuntime, dispatch, hasMethod } from "../server/dispatch.js";
+import {
+  initializeParamsError,
+  initializeResult,
+  negotiateVersion,
+} from "../server/initialize.js";
 import type { McpServer } from "../server/mcp-server.js";
 import { isModernRequest, readModernMeta, unsupportedVersion } from "../server/modern-meta.js";
 import { createStateSealer } from "../server/request-state.js";
@@ -21,6 +26,7 @@ import { memoryStore } from "../store/memory.js";
 import type { McpStore } from "../store/types.js";
 import { LazyAbort } from "../utils/lazy-abort.js";
 
+const STDIO_VERSIONS = [...LEGACY_VERSIONS, "2024-11-05"];
 /** Options of {@link serveStdio}. */
 export interface StdioOptions {
   /** @default process.stdin */
@@ -196,13 +202,10 @@ export function serveStdio(server: McpServer, options: StdioOptions = {}): Stdio
   function legacy(request: JsonRpcRequest): undefined {
     const params = request.params ?? {};
     if (request.method === "initialize") {
-      const requested = params.protocolVersion;
+      const invalid = initializeParamsError(params);
+      if (invalid) return fail(request.id, invalid);
       // stdio also serves 2024-11-05, the first revision, which never had an HTTP transport of its own.
-      const versions = [...LEGACY_VERSIONS, "2024-11-05"];
-      const protocolVersion =
-        typeof requested === "string" && versions.includes(requested)
-          ? requested
-          : LEGACY_VERSIONS[0]!;
+      const protocolVersion = negotiateVersion(params.protocolVersion, STDIO_VERSIONS);
       const first = session === undefined;
       session = {
         protocolVersion,
@@ -224,13 +227,11 @@ export function serveStdio(server: McpServer, options: StdioOptions = {}): Stdio
           end: () => {},
         });
       }
-      const result: JsonObject = {
-        protocolVersion,
-        capabilities: server.capabilities(),
-        serverInfo: server.info,
-      };
-      if (server.instructions !== undefined) result.instructions = server.instructions;
-      return write({ jsonrpc: "2.0", id: request.id, result });
+      return write({
+        jsonrpc: "2.0",
+        id: request.id,
+        result: initializeResult(server, protocolVersion),
+      });
     }
     if (!session)
       return fail(

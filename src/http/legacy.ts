@@ -11,6 +11,7 @@ import { isObject, isRequest, isResponse } from "../protocol/messages.js";
 import { paramsDepthError } from "../protocol/params.js";
 import { isLogLevel, LEGACY_VERSIONS } from "../protocol/versions.js";
 import { principalKey } from "../server/access.js";
+import { initializeParamsError, initializeResult, negotiateVersion } from "../server/initialize.js";
 import type { AuthInfo } from "../server/types.js";
 import { publish, subscribe } from "../store/channels.js";
 import type { McpStore, SessionRecord } from "../store/types.js";
@@ -19,13 +20,11 @@ import { Channels, type Handoff } from "./channels.js";
 import type { Caller, HandlerCore } from "./core.js";
 import { PRIMING_VERSION, runLegacyRequest } from "./legacy-run.js";
 import { type SessionMessage, SessionRuntime } from "./legacy-session.js";
-import {
-  LegacyStream,
-  requestIdOfStream,
-  streamOfEventId,
-} from "./legacy-stream.js";
+import { LegacyStream, requestIdOfStream, streamOfEventId } from "./legacy-stream.js";
+import { AwaitingStreams } from "./legacy-waiting.js";
 import { errorMessage, errorResponse, methodNotAllowed } from "./responses.js";
 import { SessionCache } from "./session-cache.js";
+import { SessionQuota } from "./session-quota.js";
 import { SSE_HEADERS, SseStream } from "./sse.js";
 import { granted } from "./stream-slots.js";
 import type { McpHttpRequest, McpHttpResponse } from "./types.js";
@@ -70,9 +69,6 @@ const SESSION_METHODS = new Set([
 
 type Message = JsonRpcRequest | JsonRpcNotification | JsonRpcResult | JsonRpcErrorResponse;
 
-/** Clients whose sessions a process counts at most (the quietest are forgotten first). */
-const MAX_TRACKED_CLIENTS = 10_000;
-
 /** Longest wait for another process to take a GET stream over on shutdown. */
 const HANDOFF_WAIT_MS = 1_000;
 
@@ -113,15 +109,10 @@ export class LegacyEra {
   readonly #sweeper: ReturnType<typeof setInterval>;
   readonly #handoffs: Promise<() => Promise<void>>;
   readonly #cache: SessionCache;
-  /** GET streams whose client left, oldest first, each with the timer that forgets it. */
-  readonly #waiting = new Map<
-    string,
-    { timer: ReturnType<typeof setTimeout>; standalone: LegacyStream; client?: string }
-  >();
-  /** The same, per client, oldest first. */
-  readonly #waitingOf = new Map<string, Set<string>>();
-  /** Sessions opened here, per client, oldest first (see `maxSessionsPerClient`). */
-  readonly #sessionsOf = new Map<string, string[]>();
+  /** GET streams whose client left, awaiting a resumption. */
+  readonly #awaiting: AwaitingStreams;
+  /** Sessions opened here, per client (see `maxSessionsPerClient`). */
+  readonly #quota: SessionQuota;
   /** Takeovers waiting for the old holder of a GET stream to let go, by stream id. */
   readonly #released = new Map<string, (seq: number | undefined) => void>();
   #closing = false;
@@ -140,6 +131,13 @@ export class LegacyEra {
       resumeWindowMs: options.resumeWindowMs ?? 120_000,
       resumeCheckMs: options.resumeCheckMs ?? 10_000,
     };
+    this.#awaiting = new AwaitingStreams({
+      windowMs: this.#options.resumeWindowMs,
+      capacity: core.slots.capacity,
+      perClient: core.slots.perClient,
+      forget: (sessionId, standalone) => this.#forget(sessionId, standalone),
+    });
+    this.#quota = new SessionQuota(this.#options.maxSessionsPerClient);
     this.#sweeper = setInterval(() => void this.#sweep(), this.#options.sweepIntervalMs);
     this.#cache = new SessionCache(
       store.sessions,
@@ -344,7 +342,7 @@ export class LegacyEra {
   ): Promise<void> {
     const local = runtime.standalone !== undefined && runtime.standalone.id === streamId;
     const standalone = runtime.openStandalone(streamId);
-    this.#stopWaiting(record.id);
+    this.#awaiting.stop(record.id);
     if (!this.#sinks.has(record.id)) this.#sinks.set(record.id, this.#core.hub.add(runtime.sink()));
     writer.onClose(() => this.#awaitResumption(runtime, standalone, client));
     if (lastEventId !== null) {
@@ -368,54 +366,16 @@ export class LegacyEra {
     }
   }
 
-  /**
-   * The client left a GET stream: it stays (logging what the client misses, for a resumption)
-   * for `resumeWindowMs` only. Beyond `maxStreamsPerClient` of one client's, that client's own
-   * longest-waiting goes first, and beyond `maxStreams` in all the longest-waiting of anyone's,
-   * so streams nobody reads never crowd out open ones, nor one client's another's.
-   */
+  /** The client left a GET stream: it waits for a resumption (see {@link AwaitingStreams}). */
   #awaitResumption(runtime: SessionRuntime, standalone: LegacyStream, client?: string): void {
     if (this.#closing || standalone.attached || standalone.ended) return;
     if (runtime.standalone !== standalone) return;
-    this.#stopWaiting(runtime.sessionId);
-    const timer = setTimeout(
-      () => this.#forget(runtime.sessionId, standalone),
-      this.#options.resumeWindowMs,
-    );
-    (timer as { unref?: () => void }).unref?.();
-    this.#waiting.set(runtime.sessionId, { timer, standalone, client });
-    if (client !== undefined) {
-      const own = this.#waitingOf.get(client) ?? new Set<string>();
-      this.#waitingOf.set(client, own);
-      own.add(runtime.sessionId);
-      if (own.size > this.#core.slots.perClient) this.#forgetFirst(own);
-    }
-    if (this.#waiting.size > this.#core.slots.capacity) this.#forgetFirst(this.#waiting.keys());
-  }
-
-  /** Forgets the longest-waiting GET stream among `sessionIds` (in waiting order). */
-  #forgetFirst(sessionIds: Iterable<string>): void {
-    for (const oldest of sessionIds) {
-      const entry = this.#waiting.get(oldest);
-      if (entry) this.#forget(oldest, entry.standalone);
-      return;
-    }
-  }
-
-  #stopWaiting(sessionId: string): void {
-    const entry = this.#waiting.get(sessionId);
-    if (!entry) return;
-    clearTimeout(entry.timer);
-    this.#waiting.delete(sessionId);
-    if (entry.client === undefined) return;
-    const own = this.#waitingOf.get(entry.client);
-    own?.delete(sessionId);
-    if (own?.size === 0) this.#waitingOf.delete(entry.client);
+    this.#awaiting.add(runtime.sessionId, standalone, client);
   }
 
   /** Lets go of a GET stream whose client did not come back. */
   #forget(sessionId: string, standalone: LegacyStream): void {
-    this.#stopWaiting(sessionId);
+    this.#awaiting.stop(sessionId);
     const runtime = this.#runtimes.get(sessionId);
     if (!runtime || runtime.standalone !== standalone || standalone.attached) return;
     runtime.standalone = undefined;
@@ -538,7 +498,7 @@ export class LegacyEra {
     this.#handingOver ??= (async () => {
       this.#closing = true;
       clearInterval(this.#sweeper);
-      for (const sessionId of [...this.#waiting.keys()]) this.#stopWaiting(sessionId);
+      this.#awaiting.clear();
       const runtimes = [...this.#runtimes.values()];
       await Promise.all(runtimes.map((runtime) => this.#handOver(runtime).catch(() => undefined)));
       for (const runtime of runtimes) {
@@ -670,7 +630,7 @@ export class LegacyEra {
           this.#released.get(message.stream)?.(message.seq);
         else if (message.t === "take" && message.by !== this.#processId && held.standalone) {
           const standalone = held.standalone;
-          this.#stopWaiting(held.sessionId);
+          this.#awaiting.stop(held.sessionId);
           standalone.detach(this.#options.retryMs);
           held.standalone = undefined;
           this.#sinks.get(held.sessionId)?.();
@@ -717,7 +677,7 @@ export class LegacyEra {
   }
 
   #drop(sessionId: string, reason: string): void {
-    this.#stopWaiting(sessionId);
+    this.#awaiting.stop(sessionId);
     this.#runtimes.get(sessionId)?.close(reason);
     this.#runtimes.delete(sessionId);
     this.#sinks.get(sessionId)?.();
@@ -730,37 +690,10 @@ export class LegacyEra {
     client: string | undefined,
   ): Promise<McpHttpResponse> {
     const params = request.params ?? {};
-    const { protocolVersion: requested, capabilities, clientInfo } = params;
-    // InitializeRequestParams (schema 2025-11-25) requires all three, with these types.
-    const problems = [
-      (typeof requested !== "string" || requested === "") &&
-        "protocolVersion must be a non-empty string",
-      !isObject(capabilities) && "capabilities must be an object",
-      !(isObject(clientInfo) && typeof clientInfo.name === "string") &&
-        "clientInfo must be an object with a string name",
-      !(isObject(clientInfo) && typeof clientInfo.version === "string") &&
-        "clientInfo must have a string version",
-    ].filter((problem) => problem !== false);
-    // Capabilities and client info are stored with the session: bounded like any params.
-    const tooDeep = paramsDepthError(params);
-    if (tooDeep) return errorResponse(400, tooDeep, { id: request.id });
-    if (problems.length > 0)
-      return errorResponse(
-        400,
-        new McpError(ErrorCode.InvalidParams, `Invalid initialize params: ${problems.join("; ")}`),
-        { id: request.id },
-      );
-    const protocolVersion =
-      typeof requested === "string" && LEGACY_VERSIONS.includes(requested)
-        ? requested
-        : LEGACY_VERSIONS[0]!;
-    const server = this.#core.server;
-    const result: JsonObject = {
-      protocolVersion,
-      capabilities: server.capabilities(),
-      serverInfo: server.info,
-    };
-    if (server.instructions !== undefined) result.instructions = server.instructions;
+    const invalid = initializeParamsError(params);
+    if (invalid) return errorResponse(400, invalid, { id: request.id });
+    const protocolVersion = negotiateVersion(params.protocolVersion);
+    const result = initializeResult(this.#core.server, protocolVersion);
     const headers: Record<string, string> = { "content-type": "application/json" };
     if (!this.#options.stateless) {
       const record: SessionRecord = {
@@ -793,28 +726,13 @@ export class LegacyEra {
     };
   }
 
-  /**
-   * Keeps one client to `maxSessionsPerClient` sessions opened here, ending its own oldest
-   * first, so its `initialize` loop never evicts other clients' sessions (the store evicts the
-   * longest idle of anyone's beyond `maxSessions`). Counted per process: on N processes a client
-   * holds at most N times the cap.
-   */
+  /** Ends a client's own oldest sessions beyond `maxSessionsPerClient` (see {@link SessionQuota}). */
   async #limitSessionsOf(client: string, sessionId: string): Promise<void> {
-    let own = this.#sessionsOf.get(client);
-    if (own) this.#sessionsOf.delete(client);
-    else own = [];
-    // Most recently active clients last: the map forgets the longest quiet ones first.
-    this.#sessionsOf.set(client, own);
-    own.push(sessionId);
-    if (this.#sessionsOf.size > MAX_TRACKED_CLIENTS)
-      this.#sessionsOf.delete(this.#sessionsOf.keys().next().value!);
-    while (own.length > this.#options.maxSessionsPerClient) {
-      const oldest = own.shift()!;
-      if (await this.#stored(this.#store.sessions.delete(oldest))) {
-        await this.#stored(this.#cache.changed(oldest));
-        this.#drop(oldest, "Session ended: too many sessions for this client");
-        void this.#publish(oldest, { t: "end" });
-      }
+    for (const oldest of this.#quota.add(client, sessionId)) {
+      if (!(await this.#stored(this.#store.sessions.delete(oldest)))) continue;
+      await this.#stored(this.#cache.changed(oldest));
+      this.#drop(oldest, "Session ended: too many sessions for this client");
+      void this.#publish(oldest, { t: "end" });
     }
   }
 
