@@ -2,7 +2,6 @@ import { ErrorCode, McpError } from "../protocol/errors.js";
 import type {
   JsonObject,
   JsonRpcErrorResponse,
-  JsonRpcMessage,
   JsonRpcNotification,
   JsonRpcRequest,
   JsonRpcResult,
@@ -18,11 +17,12 @@ import type { McpStore, SessionRecord } from "../store/types.js";
 import { toBase64Url } from "../utils/base64.js";
 import { Channels, type Handoff } from "./channels.js";
 import type { Caller, HandlerCore } from "./core.js";
+import { resumeElsewhere } from "./legacy-resume.js";
 import { PRIMING_VERSION, runLegacyRequest } from "./legacy-run.js";
 import { type SessionMessage, SessionRuntime } from "./legacy-session.js";
-import { LegacyStream, requestIdOfStream, streamOfEventId } from "./legacy-stream.js";
+import { type LegacyStream, streamOfEventId } from "./legacy-stream.js";
 import { AwaitingStreams } from "./legacy-waiting.js";
-import { errorMessage, errorResponse, methodNotAllowed } from "./responses.js";
+import { errorResponse, methodNotAllowed } from "./responses.js";
 import { SessionCache } from "./session-cache.js";
 import { SessionQuota } from "./session-quota.js";
 import { SSE_HEADERS, SseStream } from "./sse.js";
@@ -71,6 +71,11 @@ type Message = JsonRpcRequest | JsonRpcNotification | JsonRpcResult | JsonRpcErr
 
 /** Longest wait for another process to take a GET stream over on shutdown. */
 const HANDOFF_WAIT_MS = 1_000;
+/**
+ * Longest wait for the old holder of a GET stream to say it let go. Generous: stopping early
+ * means both processes deliver for a moment, and the client hears a change twice.
+ */
+const TAKEOVER_WAIT_MS = 3_000;
 
 /** The id of a request, to echo in errors; undefined for notifications and responses. */
 function requestIdOf(message: Message): JsonRpcRequest["id"] | undefined {
@@ -399,53 +404,18 @@ export class LegacyEra {
       await live.resume(writer, lastEventId);
       return;
     }
-    const stream = new LegacyStream({
-      sessionId: runtime.sessionId,
-      id: streamId,
-      log: this.#store.events,
-      onError: (error) => this.#core.reportError(error),
-    });
-    const channel = Channels.stream(stream.logKey);
-    let heard = true;
-    const unsubscribe = await subscribe(this.#store.bus, channel, (event) => {
-      heard = true;
-      stream.relay(event);
-    });
-    // Until the request ends: a keep-alive comment and a check that the process running it is
-    // still there; two checks without a word from it end the stream with a retryable error.
-    let missed = 0;
-    const check = setInterval(() => {
-      if (stream.ended) return;
-      writer.raw(":\n\n");
-      if (heard) missed = 0;
-      else if (++missed >= 2) return this.#ownerGone(stream);
-      heard = false;
-      void this.#publish(runtime.sessionId, { t: "alive?", stream: streamId });
-    }, this.#options.resumeCheckMs);
-    (check as { unref?: () => void }).unref?.();
-    writer.onClose(() => {
-      clearInterval(check);
-      unsubscribe().catch((error: unknown) => this.#core.reportError(error));
-      this.#release(runtime);
-    });
-    if (!(await stream.resume(writer, lastEventId))) writer.close();
-  }
-
-  /**
-   * Ends a resumed POST stream whose request ran on a process that is gone (killed, say): with a
-   * retryable error for that request, in the log too, so later resumptions end at once.
-   */
-  #ownerGone(stream: LegacyStream): void {
-    const requestId = requestIdOfStream(stream.id);
-    if (requestId !== undefined) {
-      const error = new McpError(
-        ErrorCode.InternalError,
-        "The server running this request stopped; retry the request",
-        { retryable: true },
-      );
-      stream.send(errorMessage(error, requestId) as unknown as JsonRpcMessage);
-    }
-    stream.finish();
+    await resumeElsewhere(
+      {
+        store: this.#store,
+        checkMs: this.#options.resumeCheckMs,
+        onError: (error) => this.#core.reportError(error),
+        onClose: () => this.#release(runtime),
+      },
+      runtime.sessionId,
+      streamId,
+      lastEventId,
+      writer,
+    );
   }
 
   /** Answers a server request here, or through the bus on the process that sent it. */
@@ -574,7 +544,7 @@ export class LegacyEra {
    */
   async #takeOver(sessionId: string, standalone: LegacyStream): Promise<number | undefined> {
     const released = new Promise<number | undefined>((resolve) => {
-      const timer = setTimeout(() => done(undefined), HANDOFF_WAIT_MS);
+      const timer = setTimeout(() => done(undefined), TAKEOVER_WAIT_MS);
       const done = (seq: number | undefined) => {
         clearTimeout(timer);
         if (this.#released.get(standalone.id) === done) this.#released.delete(standalone.id);
