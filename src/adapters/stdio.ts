@@ -85,6 +85,8 @@ export function serveStdio(server: McpServer, options: StdioOptions = {}): Stdio
     onError,
   });
   const inflight = new Map<string, LazyAbort>();
+  /** Set while stdin has ended and running requests are waited for. */
+  let settled: (() => void) | undefined;
   const listens = new Map<string, () => void>();
   const pending = new Map<
     string,
@@ -128,6 +130,8 @@ export function serveStdio(server: McpServer, options: StdioOptions = {}): Stdio
         reject,
       });
       write({ jsonrpc: "2.0", id, method, params });
+      // Once stdin has ended, nobody can answer: stop waiting for running requests.
+      settled?.();
     });
   }
 
@@ -161,6 +165,7 @@ export function serveStdio(server: McpServer, options: StdioOptions = {}): Stdio
         );
     } finally {
       inflight.delete(key);
+      if (inflight.size === 0) settled?.();
     }
   }
 
@@ -329,12 +334,18 @@ export function serveStdio(server: McpServer, options: StdioOptions = {}): Stdio
     await store.close();
     finish();
   };
-  // On stdin end, let running requests answer (bounded) before shutting down.
+  // On stdin end, let running requests answer (bounded) before shutting down; not once one
+  // waits for the client, which can no longer answer.
   lines.once("close", async () => {
-    const deadline = Date.now() + 5_000;
-    while (inflight.size > 0 && pending.size === 0 && Date.now() < deadline) {
-      await new Promise((resolve) => setTimeout(resolve, 10));
-    }
+    if (inflight.size > 0 && pending.size === 0)
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(() => settled?.(), 5_000);
+        settled = () => {
+          settled = undefined;
+          clearTimeout(timer);
+          resolve();
+        };
+      });
     await close();
   });
   return { done, close };

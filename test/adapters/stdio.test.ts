@@ -6,6 +6,7 @@ import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js"
 import { ElicitRequestSchema } from "@modelcontextprotocol/sdk/types.js";
 import { describe, expect, it } from "vitest";
 import { serveStdio } from "../../src/adapters/stdio.js";
+import { McpServer } from "../../src/index.js";
 import { createFixtureServer, type Probe } from "../helpers/fixture-server.js";
 import { modernMeta } from "../helpers/modern.js";
 import { assertLegacyMessage, assertModernMessage } from "../helpers/spec.js";
@@ -60,6 +61,35 @@ describe("serveStdio", () => {
     assertModernMessage(discover, "server/discover");
     io.input.end();
     await io.running.done;
+  });
+
+  it("should let a call running when stdin ends answer before closing", async () => {
+    const server = new McpServer({ name: "late", version: "1.0.0" });
+    server.tool({ name: "late" }, async () => {
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      return "done late";
+    });
+    const input = new PassThrough();
+    const output = new PassThrough();
+    let written = "";
+    output.on("data", (chunk: Buffer) => (written += chunk.toString()));
+    const running = serveStdio(server, { input, output, secret: "s", onError: () => {} });
+    input.write(
+      `${JSON.stringify({
+        jsonrpc: "2.0",
+        id: 7,
+        method: "tools/call",
+        params: { name: "late", arguments: {}, _meta: modernMeta() },
+      })}\n`,
+    );
+    input.end();
+    await running.done;
+    const answer = JSON.parse(written.trim());
+    assertModernMessage(answer, "tools/call");
+    expect(answer).toMatchObject({
+      id: 7,
+      result: { content: [{ type: "text", text: "done late" }] },
+    });
   });
 
   it("should serve both eras on one channel", async () => {
