@@ -94,6 +94,23 @@ async function opened(held: Held, era: "modern" | "legacy"): Promise<void> {
   }
 }
 
+/** Resumes a legacy GET stream and expects the one list change it missed, replayed first. */
+async function expectMissedChange(address: string, sessionId: string, lastEventId: string) {
+  const resumed = await open(address, {
+    method: "GET",
+    headers: {
+      ...legacyHeaders(sessionId, LEGACY_VERSION),
+      accept: "text/event-stream",
+      "last-event-id": lastEventId,
+    },
+  });
+  expect(resumed.status).toBe(200);
+  const missed = await resumed.reader!.next();
+  assertLegacyMessage(missed, "notifications/tools/list_changed");
+  expect(missed).toMatchObject({ method: "notifications/tools/list_changed" });
+  await resumed.reader!.cancel();
+}
+
 function expectRefused(held: Held, status: 429 | 503) {
   expect(held.status).toBe(status);
   expect(held.headers.get("retry-after")).toBe("5");
@@ -183,19 +200,7 @@ describe("stream slots", () => {
     }
     await expect.poll(() => mcp.stats().streams).toBe(0);
     mcp.server.notifyToolsListChanged();
-    const resumed = await open("10.0.4.1", {
-      method: "GET",
-      headers: {
-        ...legacyHeaders(sessionId, LEGACY_VERSION),
-        accept: "text/event-stream",
-        "last-event-id": lastEventId,
-      },
-    });
-    expect(resumed.status).toBe(200);
-    const missed = await resumed.reader!.next();
-    assertLegacyMessage(missed, "notifications/tools/list_changed");
-    expect(missed).toMatchObject({ method: "notifications/tools/list_changed" });
-    await resumed.reader!.cancel();
+    await expectMissedChange("10.0.4.1", sessionId, lastEventId);
   });
 
   it("should keep a legacy GET stream's events for a resumption after its client left", async () => {
@@ -210,19 +215,7 @@ describe("stream slots", () => {
     await first.reader!.cancel();
     await expect.poll(() => mcp.stats().streams).toBe(0);
     mcp.server.notifyToolsListChanged();
-    const resumed = await open("10.0.3.1", {
-      method: "GET",
-      headers: {
-        ...legacyHeaders(sessionId, LEGACY_VERSION),
-        accept: "text/event-stream",
-        "last-event-id": lastEventId,
-      },
-    });
-    expect(resumed.status).toBe(200);
-    const missed = await resumed.reader!.next();
-    assertLegacyMessage(missed, "notifications/tools/list_changed");
-    expect(missed).toMatchObject({ method: "notifications/tools/list_changed" });
-    await resumed.reader!.cancel();
+    await expectMissedChange("10.0.3.1", sessionId, lastEventId);
   });
 });
 
