@@ -1,6 +1,6 @@
 import { createInterface } from "node:readline";
 import type { Readable, Writable } from "node:stream";
-import { type ListenFilter, ListenHub, listenSink, parseListenFilter } from "../http/listen-hub.js";
+import { type ListenFilter, ListenHub, listenSink, parseListenFilter } from "../server/listen-hub.js";
 import { ErrorCode, invalidParams, isMcpError, McpError } from "../protocol/errors.js";
 import type {
   JsonObject,

@@ -1,4 +1,3 @@
-import type { ChangeEvent } from "../server/mcp-server.js";
 import { type Channel, channel } from "../store/channels.js";
 import type { SessionMessage } from "./legacy-session.js";
 import type { StreamEvent } from "./legacy-stream.js";
@@ -11,10 +10,8 @@ export interface Handoff {
   from: string;
 }
 
-/** Every channel the HTTP layer uses, each with its message type. */
+/** Every channel the HTTP layer uses, each with its message type (the change channel is `server/channels.ts`). */
 export const Channels = {
-  /** List changes, resource updates and task status: every process delivers to its streams. */
-  changes: channel<ChangeEvent>("changes"),
   /** GET streams offered by a process shutting down. */
   handoff: channel<Handoff>("legacy:handoff"),
   /** Session records that changed: every process drops its cached copy. */

@@ -3,7 +3,7 @@ import type { DispatchRuntime } from "../server/dispatch.js";
 import type { McpServer } from "../server/mcp-server.js";
 import type { AuthInfo, Era, Implementation } from "../server/types.js";
 import type { InFlight } from "./in-flight.js";
-import type { ListenHub } from "./listen-hub.js";
+import type { ListenHub } from "../server/listen-hub.js";
 import type { StreamSlots } from "./stream-slots.js";
 import type { McpHttpRequest } from "./types.js";
 

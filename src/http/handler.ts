@@ -10,6 +10,8 @@ import {
 } from "../protocol/messages.js";
 import { MetaKey } from "../protocol/versions.js";
 import { hasScopes, principalKey, scopesFor } from "../server/access.js";
+import { ServerChannels } from "../server/channels.js";
+import { ListenHub } from "../server/listen-hub.js";
 import type { McpServer } from "../server/mcp-server.js";
 import { isModernRequest } from "../server/modern-meta.js";
 import { createStateSealer } from "../server/request-state.js";
@@ -19,12 +21,10 @@ import { publish } from "../store/channels.js";
 import { memoryStore } from "../store/memory.js";
 import type { McpStore } from "../store/types.js";
 import { authenticate, insufficientScope, isMetadataRequest, serveMetadata } from "./auth-gate.js";
-import { Channels } from "./channels.js";
 import { type Caller, type HandlerCore, type RequestInfo, toRequestInfo } from "./core.js";
 import { InFlight } from "./in-flight.js";
 import { isBrowserVisit, landingPage } from "./landing-page.js";
 import { LegacyEra, type LegacyOptions } from "./legacy.js";
-import { ListenHub } from "./listen-hub.js";
 import { handleModern } from "./modern.js";
 import { isHostAllowed, isOriginAllowed } from "./origin.js";
 import { asForwarded, clientAddressOf, proxyHops, type TrustProxy } from "./proxy.js";
@@ -185,7 +185,7 @@ export function createMcpHandler<App = unknown>(
           {
             processId: crypto.randomUUID(),
             publish: (event) => {
-              publish(store.bus, Channels.changes, event).catch((error: unknown) =>
+              publish(store.bus, ServerChannels.changes, event).catch((error: unknown) =>
                 reportError(error),
               );
             },

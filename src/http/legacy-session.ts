@@ -7,7 +7,7 @@ import type { EventBus, EventLog } from "../store/types.js";
 import type { LazyAbort } from "../utils/lazy-abort.js";
 import { Channels } from "./channels.js";
 import { LegacyStream, postStreamId, type StreamEvent } from "./legacy-stream.js";
-import type { ChangeSink } from "./listen-hub.js";
+import type { ChangeSink } from "../server/listen-hub.js";
 
 interface PendingRequest {
   resolve(result: JsonObject): void;

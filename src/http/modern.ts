@@ -10,7 +10,7 @@ import { LazyAbort } from "../utils/lazy-abort.js";
 import type { Caller, HandlerCore } from "./core.js";
 import { exchange } from "./exchange.js";
 import { validateMirroredHeaders, validateVersionHeader } from "./headers.js";
-import { type ListenFilter, listenSink, parseListenFilter } from "./listen-hub.js";
+import { type ListenFilter, listenSink, parseListenFilter } from "../server/listen-hub.js";
 import { errorResponse, inBandStatus } from "./responses.js";
 import { SSE_HEADERS, SseStream } from "./sse.js";
 import { granted } from "./stream-slots.js";

@@ -2,10 +2,10 @@ import { invalidParams } from "../protocol/errors.js";
 import type { JsonObject, JsonRpcMessage, RequestId } from "../protocol/messages.js";
 import { isObject } from "../protocol/messages.js";
 import { MetaKey } from "../protocol/versions.js";
-import type { ChangeEvent, McpServer } from "../server/mcp-server.js";
 import { publish, subscribe } from "../store/channels.js";
 import type { EventBus } from "../store/types.js";
-import { Channels } from "./channels.js";
+import { ServerChannels } from "./channels.js";
+import type { ChangeEvent, McpServer } from "./mcp-server.js";
 
 /** What a `subscriptions/listen` request asked for (spec: patterns/subscriptions). */
 export interface ListenFilter {
@@ -150,10 +150,12 @@ export class ListenHub {
 
   constructor(server: McpServer, options: ListenHubOptions) {
     this.#options = options;
-    this.#unsubscribe = subscribe(options.bus, Channels.changes, (event) => this.#deliver(event));
+    this.#unsubscribe = subscribe(options.bus, ServerChannels.changes, (event) =>
+      this.#deliver(event),
+    );
     this.#unsubscribe.catch(options.onError);
     this.#stopServer = server.onChange((event) => {
-      publish(options.bus, Channels.changes, event).catch(options.onError);
+      publish(options.bus, ServerChannels.changes, event).catch(options.onError);
     });
   }
 
