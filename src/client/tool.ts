@@ -1,5 +1,5 @@
+import { type CompiledSchema, compileJsonSchema } from "../protocol/json-schema.js";
 import { isObject, type JsonObject } from "../protocol/messages.js";
-import { type CompiledSchema, compileSchema } from "../server/schema.js";
 import { ToolApprovalDeniedError } from "./errors.js";
 import type {
   CallToolResult,
@@ -147,7 +147,7 @@ export class Tool {
     let compiled: CompiledSchema | null = null;
     try {
       // Interpreted, never compiled to code: these schemas come from the server, not from us.
-      if (json) compiled = compileSchema(json, role, true);
+      if (json) compiled = compileJsonSchema(json, true);
     } catch (error) {
       // A schema we cannot compile is not checked here; the server still checks it.
       this.#warn(

@@ -1,6 +1,6 @@
 import type { JsonObject } from "../protocol/messages.js";
+import type { ToolAnnotations as KnownAnnotations } from "../protocol/tool-annotations.js";
 import type { LogLevel } from "../protocol/versions.js";
-import type { ToolAnnotations as KnownAnnotations } from "../server/types.js";
 import type { InputRequest } from "./errors.js";
 
 /** Which generation of the protocol a connection speaks (PROTOCOL §1). */

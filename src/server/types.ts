@@ -1,4 +1,5 @@
 import type { JsonObject, RequestId } from "../protocol/messages.js";
+import type { ToolAnnotations } from "../protocol/tool-annotations.js";
 import type { LogLevel } from "../protocol/versions.js";
 import type { SchemaInput, StandardSchemaV1 } from "./schema.js";
 
@@ -31,14 +32,7 @@ export interface ToolResult {
   _meta?: JsonObject;
 }
 
-/** Hints about a tool's behaviour (spec: tools, annotations). */
-export interface ToolAnnotations {
-  title?: string;
-  readOnlyHint?: boolean;
-  destructiveHint?: boolean;
-  idempotentHint?: boolean;
-  openWorldHint?: boolean;
-}
+export type { ToolAnnotations };
 
 /** The verified caller, when the handler is mounted behind auth. */
 export interface AuthInfo {
