@@ -1,32 +1,27 @@
 import { ErrorCode, invalidParams, isMcpError, McpError } from "../protocol/errors.js";
 import type { JsonObject, RequestId } from "../protocol/messages.js";
 import { isObject } from "../protocol/messages.js";
-import { MetaKey, SUPPORTED_VERSIONS } from "../protocol/versions.js";
-import type { NonceStore } from "../store/types.js";
-import { hasScopes, principalKey } from "./access.js";
+import { SUPPORTED_VERSIONS } from "../protocol/versions.js";
+import { hasScopes } from "./access.js";
+import { complete } from "./completion.js";
+import { createContext, InputRequiredSignal, type RequestEnv } from "./context.js";
+import { type EraPolicy, eraPolicy } from "./era-policy.js";
+import type { McpServer } from "./mcp-server.js";
 import {
-  createContext,
-  type InputCollector,
-  InputRequiredSignal,
-  type RequestEnv,
-} from "./context.js";
-import { cacheHints, type McpServer } from "./mcp-server.js";
+  inputRequiredResult,
+  needsInput,
+  openRound,
+  type RoundStateOptions,
+} from "./multi-round.js";
 import { paginate } from "./pagination.js";
-import { digestParams, type StateSealer } from "./request-state.js";
 import { toPromptResult, toReadResult } from "./results.js";
 import { declaresTasks, TASKS_EXTENSION, TASKS_REQUIRED } from "./task-shape.js";
 import type { TaskRunner } from "./tasks.js";
 import { resolveTool, runTool } from "./tools.js";
-import type { CacheHints, Completer, HandlerContext } from "./types.js";
+import type { CacheHints, HandlerContext } from "./types.js";
 
 /** Per-handler machinery the dispatcher needs besides the server. */
-export interface DispatchRuntime {
-  sealer: StateSealer;
-  nonces: NonceStore;
-  /** Lifetime of a sealed `requestState`. */
-  stateTtlMs: number;
-  /** Claim every `requestState` once, across processes. */
-  singleUseState: boolean;
+export interface DispatchRuntime extends RoundStateOptions {
   /** Runs tool calls as tasks (`io.modelcontextprotocol/tasks`); absent when disabled. */
   tasks?: TaskRunner;
 }
@@ -38,24 +33,18 @@ export interface DispatchRequest {
   params: JsonObject;
 }
 
-type Handler = (
-  server: McpServer,
-  ctx: HandlerContext,
-  params: JsonObject,
-  env: RequestEnv,
-  runtime: DispatchRuntime,
-) => Promise<JsonObject>;
-
-/** Methods that may answer `input_required` (spec: patterns/mrtr, supported requests). */
-const MRTR_METHODS = new Set(["tools/call", "prompts/get", "resources/read"]);
-
-function withCache(result: JsonObject, hints: CacheHints | undefined, env: RequestEnv): JsonObject {
-  if (env.era !== "modern") return result;
-  const applied = cacheHints(hints);
-  // A list filtered by the caller's scopes must not be shared with other callers.
-  if (env.hideUnauthorized) applied.cacheScope = "private";
-  return Object.assign(result, applied);
+/** Everything a method's handler gets for one request. */
+interface MethodCall {
+  server: McpServer;
+  ctx: HandlerContext;
+  params: JsonObject;
+  env: RequestEnv;
+  runtime: DispatchRuntime;
+  /** What the request's era does differently. */
+  era: EraPolicy;
 }
+
+type Handler = (call: MethodCall) => Promise<JsonObject>;
 
 /** The registrations a list shows to this caller. */
 function visible<T extends { options: { scopes?: string[] } }>(
@@ -68,16 +57,9 @@ function visible<T extends { options: { scopes?: string[] } }>(
   return all.filter((item) => hasScopes(granted, item.options.scopes));
 }
 
-function notFound(env: RequestEnv, uri: string): McpError {
-  // Modern servers must not emit -32002 (spec: basic/index, error codes).
-  return env.era === "modern"
-    ? invalidParams(`Resource not found: ${uri}`, { uri })
-    : new McpError(ErrorCode.ResourceNotFound, `Resource not found: ${uri}`, { uri });
-}
-
-const callTool: Handler = async (server, ctx, params, env, runtime) => {
+const callTool: Handler = async ({ server, ctx, params, env, runtime, era }) => {
   const { tool, args } = resolveTool(server, params);
-  const support = env.era === "modern" && runtime.tasks ? tool.options.taskSupport : undefined;
+  const support = era.extensions && runtime.tasks ? tool.options.taskSupport : undefined;
   if (support !== undefined) {
     if (declaresTasks(env.clientCapabilities))
       return runtime.tasks!.run(tool, args, ctx, env, (toolCtx, toolEnv) =>
@@ -93,7 +75,7 @@ const callTool: Handler = async (server, ctx, params, env, runtime) => {
   return runTool(tool, args, ctx, env);
 };
 
-const getPrompt: Handler = async (server, ctx, params) => {
+const getPrompt: Handler = async ({ server, ctx, params }) => {
   const name = params.name;
   const prompt = typeof name === "string" ? server.prompts.get(name) : undefined;
   if (!prompt) throw invalidParams(`Unknown prompt: ${String(name)}`);
@@ -110,7 +92,7 @@ const getPrompt: Handler = async (server, ctx, params) => {
   return toPromptResult(await prompt.handler(args as Record<string, string>, ctx));
 };
 
-const readResource: Handler = async (server, ctx, params, env) => {
+const readResource: Handler = async ({ server, ctx, params, era }) => {
   const uri = params.uri;
   if (typeof uri !== "string") throw invalidParams("uri must be a string");
   const resource = server.resources.get(uri);
@@ -124,7 +106,7 @@ const readResource: Handler = async (server, ctx, params, env) => {
     const value = await template.handler(uri, variables, ctx);
     return toReadResult(value, uri, template.options.mimeType);
   }
-  throw notFound(env, uri);
+  throw era.notFound(uri);
 };
 
 async function listResources(
@@ -144,94 +126,56 @@ async function listResources(
   return listed;
 }
 
-async function complete(
-  server: McpServer,
-  ctx: HandlerContext,
-  params: JsonObject,
-): Promise<JsonObject> {
-  const ref = params.ref;
-  const argument = params.argument;
-  if (!isObject(ref) || !isObject(argument) || typeof argument.name !== "string") {
-    throw invalidParams("completion/complete needs ref and argument.name");
-  }
-  const context =
-    isObject(params.context) && isObject(params.context.arguments) ? params.context.arguments : {};
-  let completer: Completer | undefined;
-  if (ref.type === "ref/prompt") {
-    const prompt = typeof ref.name === "string" ? server.prompts.get(ref.name) : undefined;
-    if (!prompt) throw invalidParams(`Unknown prompt: ${String(ref.name)}`);
-    completer = prompt.options.arguments?.find((a) => a.name === argument.name)?.complete;
-  } else if (ref.type === "ref/resource") {
-    const template = typeof ref.uri === "string" ? server.templates.get(ref.uri) : undefined;
-    if (!template && !(typeof ref.uri === "string" && server.resources.has(ref.uri))) {
-      throw invalidParams(`Unknown resource template: ${String(ref.uri)}`);
-    }
-    completer = template?.options.complete?.[argument.name];
-  } else {
-    throw invalidParams(`Unknown completion reference type: ${String(ref.type)}`);
-  }
-  const value = typeof argument.value === "string" ? argument.value : "";
-  const values = completer
-    ? await completer(value, { arguments: context as Record<string, string>, ctx })
-    : [];
-  const completion: JsonObject = {
-    values: values.slice(0, 100),
-    total: values.length,
-    hasMore: values.length > 100,
-  };
-  return { completion };
-}
-
 const HANDLERS: Record<string, Handler> = {
-  "server/discover": async (server, _ctx, _params, env, runtime) => {
+  "server/discover": async ({ server, env, runtime, era }) => {
     const capabilities = server.capabilities();
     if (runtime.tasks) capabilities.extensions = { [TASKS_EXTENSION]: {} };
     const result: JsonObject = { supportedVersions: [...SUPPORTED_VERSIONS], capabilities };
     if (server.instructions !== undefined) result.instructions = server.instructions;
-    return withCache(result, server.cache.discover, env);
+    return era.withCache(result, server.cache.discover, env);
   },
-  "tools/list": async (server, _ctx, params, env) => {
+  "tools/list": async ({ server, params, env, era }) => {
     const page = paginate(visible(server.tools.values(), env), params.cursor, server.pageSize);
     const result: JsonObject = { tools: page.items.map((tool) => tool.definition) };
     if (page.nextCursor) result.nextCursor = page.nextCursor;
-    return withCache(result, server.cache.tools, env);
+    return era.withCache(result, server.cache.tools, env);
   },
   "tools/call": callTool,
-  "prompts/list": async (server, _ctx, params, env) => {
+  "prompts/list": async ({ server, params, env, era }) => {
     const page = paginate(visible(server.prompts.values(), env), params.cursor, server.pageSize);
     const result: JsonObject = { prompts: page.items.map((prompt) => prompt.definition) };
     if (page.nextCursor) result.nextCursor = page.nextCursor;
-    return withCache(result, server.cache.prompts, env);
+    return era.withCache(result, server.cache.prompts, env);
   },
   "prompts/get": getPrompt,
-  "resources/list": async (server, ctx, params, env) => {
+  "resources/list": async ({ server, ctx, params, env, era }) => {
     const page = paginate(await listResources(server, ctx, env), params.cursor, server.pageSize);
     const result: JsonObject = { resources: page.items };
     if (page.nextCursor) result.nextCursor = page.nextCursor;
-    return withCache(result, server.cache.resources, env);
+    return era.withCache(result, server.cache.resources, env);
   },
-  "resources/templates/list": async (server, _ctx, params, env) => {
+  "resources/templates/list": async ({ server, params, env, era }) => {
     const page = paginate(visible(server.templates.values(), env), params.cursor, server.pageSize);
     const result: JsonObject = { resourceTemplates: page.items.map((t) => t.definition) };
     if (page.nextCursor) result.nextCursor = page.nextCursor;
-    return withCache(result, server.cache.resourceTemplates, env);
+    return era.withCache(result, server.cache.resourceTemplates, env);
   },
   "resources/read": readResource,
-  "completion/complete": complete,
-  "tasks/get": (_server, _ctx, params, env, runtime) =>
-    taskRunner(env, runtime).get(taskIdOf(params), env),
-  "tasks/update": (_server, _ctx, params, env, runtime) => {
+  "completion/complete": ({ server, ctx, params }) => complete(server, ctx, params),
+  "tasks/get": ({ params, env, runtime, era }) =>
+    taskRunner(env, runtime, era).get(taskIdOf(params), env),
+  "tasks/update": ({ params, env, runtime, era }) => {
     const responses = params.inputResponses;
     if (!isObject(responses)) throw invalidParams("inputResponses must be an object");
-    return taskRunner(env, runtime).update(taskIdOf(params), responses, env);
+    return taskRunner(env, runtime, era).update(taskIdOf(params), responses, env);
   },
-  "tasks/cancel": (_server, _ctx, params, env, runtime) =>
-    taskRunner(env, runtime).cancel(taskIdOf(params), env),
+  "tasks/cancel": ({ params, env, runtime, era }) =>
+    taskRunner(env, runtime, era).cancel(taskIdOf(params), env),
 };
 
 /** The task runner for a tasks/* request: modern era, enabled, and the extension declared. */
-function taskRunner(env: RequestEnv, runtime: DispatchRuntime): TaskRunner {
-  if (env.era !== "modern" || !runtime.tasks)
+function taskRunner(env: RequestEnv, runtime: DispatchRuntime, era: EraPolicy): TaskRunner {
+  if (!era.extensions || !runtime.tasks)
     throw new McpError(ErrorCode.MethodNotFound, "Method not found: tasks are not enabled");
   if (!declaresTasks(env.clientCapabilities))
     throw new McpError(
@@ -253,56 +197,25 @@ export function hasMethod(server: McpServer, method: string): boolean {
   return method in HANDLERS || server.methods.has(method);
 }
 
-async function restoreState(
-  runtime: DispatchRuntime,
-  request: DispatchRequest,
-  env: RequestEnv,
-): Promise<{ inputs: InputCollector; state: JsonObject }> {
-  const { requestState, inputResponses } = request.params;
-  if (inputResponses !== undefined && !isObject(inputResponses)) {
-    throw invalidParams("inputResponses must be an object");
-  }
-  const responses: JsonObject = {};
-  let state: JsonObject = {};
-  if (requestState !== undefined) {
-    const payload =
-      typeof requestState === "string" ? await runtime.sealer.open(requestState) : undefined;
-    // One answer for every failure, so a probe learns nothing about why (PROTOCOL §2.4).
-    const invalid = () => invalidParams("Invalid or expired requestState");
-    if (!payload || payload.expires < Date.now()) throw invalid();
-    if (payload.principal !== principalKey(env.auth) || payload.method !== request.method)
-      throw invalid();
-    if (payload.digest !== (await digestParams(request.params))) throw invalid();
-    if (
-      payload.nonce !== undefined &&
-      !(await runtime.nonces.claim(`state:${payload.nonce}`, runtime.stateTtlMs))
-    ) {
-      throw invalid();
-    }
-    Object.assign(responses, payload.responses);
-    state = isObject(payload.state) ? payload.state : {};
-  }
-  if (inputResponses) Object.assign(responses, inputResponses);
-  return { inputs: { responses, pending: {} }, state };
+/** The cache hints of the resource or template that served `uri`. */
+function resourceHints(server: McpServer, uri: string): CacheHints | undefined {
+  return (
+    server.resources.get(uri)?.options ??
+    [...server.templates.values()].find((t) => t.template.match(uri))?.options
+  );
 }
 
-async function inputRequired(
-  runtime: DispatchRuntime,
-  request: DispatchRequest,
-  env: RequestEnv,
-  inputs: InputCollector,
-  state: JsonObject,
-): Promise<JsonObject> {
-  const requestState = await runtime.sealer.seal({
-    principal: principalKey(env.auth),
-    method: request.method,
-    digest: await digestParams(request.params),
-    expires: Date.now() + runtime.stateTtlMs,
-    nonce: runtime.singleUseState ? crypto.randomUUID() : undefined,
-    responses: inputs.responses,
-    state,
-  });
-  return { resultType: "input_required", inputRequests: inputs.pending, requestState };
+/** A handler's failure as the client sees it: JSON-RPC errors as they are, the rest internal. */
+function toWireError(error: unknown, env: RequestEnv): McpError {
+  if (error instanceof InputRequiredSignal) {
+    return new McpError(
+      ErrorCode.InternalError,
+      "Input was requested outside a multi round-trip request",
+    );
+  }
+  if (isMcpError(error)) return error;
+  env.onError?.(error);
+  return new McpError(ErrorCode.InternalError, "Internal error");
 }
 
 /**
@@ -320,60 +233,26 @@ export async function dispatch(
   if (!handler && !custom) {
     throw new McpError(ErrorCode.MethodNotFound, `Method not found: ${request.method}`);
   }
-  const multiRound = env.era === "modern" && !env.request && MRTR_METHODS.has(request.method);
-  const restored = multiRound ? await restoreState(runtime, request, env) : undefined;
-  const ctx = createContext(env, request, restored?.inputs, restored?.state ?? {});
+  const era = eraPolicy(env.era);
+  const round = era.multiRound(request.method, env)
+    ? await openRound(runtime, request, env)
+    : undefined;
+  const ctx = createContext(env, request, round?.inputs, round?.state ?? {});
+  const { params } = request;
   let result: JsonObject;
   try {
     result = handler
-      ? await handler(server, ctx, request.params, env, runtime)
-      : await custom!(request.params, ctx);
+      ? await handler({ server, ctx, params, env, runtime, era })
+      : await custom!(params, ctx);
   } catch (error) {
-    if (restored && Object.keys(restored.inputs.pending).length > 0) {
-      return finish(
-        server,
-        await inputRequired(runtime, request, env, restored.inputs, ctx.state),
-        env,
-      );
-    }
-    if (error instanceof InputRequiredSignal) {
-      throw new McpError(
-        ErrorCode.InternalError,
-        "Input was requested outside a multi round-trip request",
-      );
-    }
-    if (isMcpError(error)) throw error;
-    env.onError?.(error);
-    throw new McpError(ErrorCode.InternalError, "Internal error");
+    // A handler that asked for missing inputs ends the round, whatever it threw.
+    if (!needsInput(round)) throw toWireError(error, env);
   }
-  if (restored && Object.keys(restored.inputs.pending).length > 0) {
-    return finish(
-      server,
-      await inputRequired(runtime, request, env, restored.inputs, ctx.state),
-      env,
-    );
+  if (needsInput(round)) {
+    const asked = await inputRequiredResult(runtime, request, env, round.inputs, ctx.state);
+    return era.decorate(server, asked);
   }
-  if (request.method === "resources/read") {
-    const uri = request.params.uri as string;
-    const hints =
-      server.resources.get(uri)?.options ??
-      [...server.templates.values()].find((t) => t.template.match(uri))?.options;
-    withCache(result, hints, env);
-  }
-  return finish(server, result, env);
-}
-
-/** One `_meta` per server for results that carry no `_meta` of their own. */
-const serverMetas = new WeakMap<McpServer, JsonObject>();
-
-function finish(server: McpServer, result: JsonObject, env: RequestEnv): JsonObject {
-  if (env.era !== "modern") return result;
-  result.resultType ??= "complete";
-  let meta = serverMetas.get(server);
-  if (!meta) {
-    meta = Object.freeze({ [MetaKey.serverInfo]: server.info });
-    serverMetas.set(server, meta);
-  }
-  result._meta = isObject(result._meta) ? { ...result._meta, ...meta } : meta;
-  return result;
+  if (request.method === "resources/read")
+    era.withCache(result!, resourceHints(server, params.uri as string), env);
+  return era.decorate(server, result!);
 }

@@ -1,0 +1,91 @@
+import { invalidParams } from "../protocol/errors.js";
+import type { JsonObject } from "../protocol/messages.js";
+import { isObject } from "../protocol/messages.js";
+import type { NonceStore } from "../store/types.js";
+import { principalKey } from "./access.js";
+import type { InputCollector, RequestEnv } from "./context.js";
+import { digestParams, type StateSealer } from "./request-state.js";
+
+/** How sealed `requestState` is made and redeemed between rounds. */
+export interface RoundStateOptions {
+  sealer: StateSealer;
+  nonces: NonceStore;
+  /** Lifetime of a sealed `requestState`. */
+  stateTtlMs: number;
+  /** Claim every `requestState` once, across processes. */
+  singleUseState: boolean;
+}
+
+/** The request a round belongs to. */
+interface RoundRequest {
+  method: string;
+  params: JsonObject;
+}
+
+/** What a round starts from: the answers known so far and the handler's own state. */
+export interface Round {
+  inputs: InputCollector;
+  state: JsonObject;
+}
+
+/**
+ * Opens a round of a multi round-trip request: checks and redeems its `requestState`, and merges
+ * the answers of earlier rounds with the retry's `inputResponses` (spec: patterns/mrtr).
+ */
+export async function openRound(
+  options: RoundStateOptions,
+  request: RoundRequest,
+  env: RequestEnv,
+): Promise<Round> {
+  const { requestState, inputResponses } = request.params;
+  if (inputResponses !== undefined && !isObject(inputResponses)) {
+    throw invalidParams("inputResponses must be an object");
+  }
+  const responses: JsonObject = {};
+  let state: JsonObject = {};
+  if (requestState !== undefined) {
+    const payload =
+      typeof requestState === "string" ? await options.sealer.open(requestState) : undefined;
+    // One answer for every failure, so a probe learns nothing about why (PROTOCOL §2.4).
+    const invalid = () => invalidParams("Invalid or expired requestState");
+    if (!payload || payload.expires < Date.now()) throw invalid();
+    if (payload.principal !== principalKey(env.auth) || payload.method !== request.method)
+      throw invalid();
+    if (payload.digest !== (await digestParams(request.params))) throw invalid();
+    if (
+      payload.nonce !== undefined &&
+      !(await options.nonces.claim(`state:${payload.nonce}`, options.stateTtlMs))
+    ) {
+      throw invalid();
+    }
+    Object.assign(responses, payload.responses);
+    state = isObject(payload.state) ? payload.state : {};
+  }
+  if (inputResponses) Object.assign(responses, inputResponses);
+  return { inputs: { responses, pending: {} }, state };
+}
+
+/** True when the handler asked for inputs this round did not have. */
+export function needsInput(round: Round | undefined): round is Round {
+  return round !== undefined && Object.keys(round.inputs.pending).length > 0;
+}
+
+/** The `input_required` result that ends a round, sealing what the next round starts from. */
+export async function inputRequiredResult(
+  options: RoundStateOptions,
+  request: RoundRequest,
+  env: RequestEnv,
+  inputs: InputCollector,
+  state: JsonObject,
+): Promise<JsonObject> {
+  const requestState = await options.sealer.seal({
+    principal: principalKey(env.auth),
+    method: request.method,
+    digest: await digestParams(request.params),
+    expires: Date.now() + options.stateTtlMs,
+    nonce: options.singleUseState ? crypto.randomUUID() : undefined,
+    responses: inputs.responses,
+    state,
+  });
+  return { resultType: "input_required", inputRequests: inputs.pending, requestState };
+}
