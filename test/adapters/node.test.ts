@@ -34,18 +34,14 @@ describe("toNodeHandler", () => {
         .join("\r\n")}\r\n\r\n${body}`,
     );
     socket.pause();
-    for (let i = 0; i < 50 && mcp.stats().streams === 0; i++)
-      await new Promise((r) => setTimeout(r, 10));
-    expect(mcp.stats().streams).toBe(1);
+    await expect.poll(() => mcp.stats().streams).toBe(1);
     // About 40 MB of notifications, far beyond the 4 MiB a stream may hold unread.
     for (let i = 0; i < 40_000 && mcp.stats().streams > 0; i++) {
       server.notifyResourceUpdated(uri);
       if (i % 500 === 0) await new Promise((r) => setImmediate(r));
     }
-    for (let i = 0; i < 100 && mcp.stats().streams > 0; i++)
-      await new Promise((r) => setTimeout(r, 10));
     // Dropped once its unread backlog passed the bound, rather than buffered without limit.
-    expect(mcp.stats().streams).toBe(0);
+    await expect.poll(() => mcp.stats().streams, { timeout: 2_000 }).toBe(0);
     socket.destroy();
     await mcp.close();
     http.closeAllConnections();

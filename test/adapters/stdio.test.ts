@@ -9,6 +9,7 @@ import { serveStdio } from "../../src/adapters/stdio.js";
 import { McpServer } from "../../src/index.js";
 import { createFixtureServer, type Probe } from "../helpers/fixture-server.js";
 import { modernMeta } from "../helpers/modern.js";
+import { sleep } from "../helpers/sleep.js";
 import { assertLegacyMessage, assertModernMessage } from "../helpers/spec.js";
 
 /** The example server as a child process, the way a desktop client starts it. */
@@ -36,13 +37,10 @@ function pipes(probe?: Probe) {
   const send = (message: unknown) =>
     input.write(typeof message === "string" ? `${message}\n` : `${JSON.stringify(message)}\n`);
   const waitFor = async (predicate: (line: Record<string, unknown>) => boolean, ms = 3_000) => {
-    const deadline = Date.now() + ms;
-    for (;;) {
-      const found = lines.find(predicate);
-      if (found) return found;
-      if (Date.now() > deadline) throw new Error(`no matching line in ${JSON.stringify(lines)}`);
-      await new Promise((resolve) => setTimeout(resolve, 10));
-    }
+    await expect
+      .poll(() => lines.find(predicate), { timeout: ms, message: "no matching line came out" })
+      .toBeDefined();
+    return lines.find(predicate) as Record<string, unknown>;
   };
   return { input, server, running, lines, send, waitFor };
 }
@@ -66,6 +64,7 @@ describe("serveStdio", () => {
   it("should let a call running when stdin ends answer before closing", async () => {
     const server = new McpServer({ name: "late", version: "1.0.0" });
     server.tool({ name: "late" }, async () => {
+      // Still working when stdin ends.
       await new Promise((resolve) => setTimeout(resolve, 300));
       return "done late";
     });
@@ -167,14 +166,15 @@ describe("serveStdio", () => {
     await io.waitFor(tagged(10));
     await io.waitFor(tagged(11));
     io.send({ jsonrpc: "2.0", method: "notifications/cancelled", params: { requestId: 10 } });
-    await new Promise((resolve) => setTimeout(resolve, 50));
+    // Lines are read in order: once a later request is answered, the cancellation was read.
+    io.send({ jsonrpc: "2.0", id: 12, method: "server/discover", params: { _meta: modernMeta() } });
+    await io.waitFor((line) => line.id === 12);
     const before = io.lines.length;
     io.server.notifyToolsListChanged();
-    await new Promise((resolve) => setTimeout(resolve, 50));
-    const after = io.lines.slice(before);
-    expect(after.filter(tagged(11))).toHaveLength(1);
-    expect(after.filter(tagged(10))).toHaveLength(0);
-    for (const line of io.lines) assertModernMessage(line, "subscriptions/listen");
+    await expect.poll(() => io.lines.slice(before).filter(tagged(11))).toHaveLength(1);
+    expect(io.lines.slice(before).filter(tagged(10))).toHaveLength(0);
+    for (const line of io.lines)
+      assertModernMessage(line, line.id === 12 ? "server/discover" : "subscriptions/listen");
     io.input.end();
     await io.running.done;
   });
@@ -190,10 +190,9 @@ describe("serveStdio", () => {
     });
     await io.waitFor((line) => line.method === "notifications/progress");
     io.send({ jsonrpc: "2.0", method: "notifications/cancelled", params: { requestId: 5 } });
-    for (let i = 0; i < 100 && probe.aborted.length === 0; i++)
-      await new Promise((resolve) => setTimeout(resolve, 10));
-    expect(probe.aborted).toEqual(["slow"]);
-    await new Promise((resolve) => setTimeout(resolve, 50));
+    await expect.poll(() => probe.aborted).toEqual(["slow"]);
+    // Time for a response to come out, had the aborted request sent one.
+    await sleep(50);
     expect(io.lines.some((line) => line.id === 5)).toBe(false);
     io.input.end();
     await io.running.done;

@@ -10,6 +10,7 @@ import {
 } from "../../src/index.js";
 import { legacyCall, openSession } from "../helpers/legacy.js";
 import { call, viaFetch, withBearer } from "../helpers/modern.js";
+import { sleep } from "../helpers/sleep.js";
 import { assertModernMessage } from "../helpers/spec.js";
 import { type Mounted, mount, TRANSPORTS } from "../helpers/transports.js";
 
@@ -303,7 +304,8 @@ describe("jwtAuth token checks", () => {
   it("should refetch the JWKS once for an unknown kid, then answer 401 without a fetch storm", async () => {
     await call(withBearer(mounted.send, await issuer.sign(claims)), "tools/list");
     const before = issuer.jwksFetches;
-    await new Promise((resolve) => setTimeout(resolve, 350));
+    // The JWKS cooldown (300 ms) runs out, so an unknown kid may refetch once.
+    await sleep(350);
     const unknown = await issuer.sign(claims, { kid: "no-such-key" });
     await expectRejected(unknown, "No key of the issuer matches the access token");
     expect(issuer.jwksFetches).toBe(before + 1);
@@ -318,7 +320,8 @@ describe("jwtAuth token checks", () => {
   it("should pick up a rotated key", async () => {
     await call(withBearer(mounted.send, await issuer.sign(claims)), "tools/list");
     await issuer.rotate();
-    await new Promise((resolve) => setTimeout(resolve, 350));
+    // The JWKS cooldown (300 ms) runs out, so the new kid may refetch.
+    await sleep(350);
     const exchange = await call(withBearer(mounted.send, await issuer.sign(claims)), "tools/list");
     expect(exchange.status).toBe(200);
   });

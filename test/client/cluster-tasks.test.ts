@@ -56,6 +56,7 @@ describe("McpClient and tasks across three processes (Redis store)", () => {
         signal: controller.signal,
         onTask: (task) => {
           taskId = task.taskId;
+          // Gives up while the client is following the task, not as it is created.
           setTimeout(() => controller.abort(new Error("stop")), 200);
         },
       },

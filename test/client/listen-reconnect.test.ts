@@ -1,5 +1,6 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { McpClient, type Notification } from "../../src/client/index.js";
+import { sleep } from "../helpers/sleep.js";
 import { startWatchedServer, type WatchedServer } from "./servers.js";
 
 const RESYNC = { _meta: { "mcp-mount/resync": true } };
@@ -78,8 +79,8 @@ describe("McpClient listen, modern era, when the stream drops", () => {
     await subscription.acknowledged;
     const resynced = subscription.next();
     await first.close();
-    // Refused connections meanwhile are retried with backoff.
-    await new Promise((resolve) => setTimeout(resolve, 150));
+    // Down long enough for the client to meet refused connections, which it retries with backoff.
+    await sleep(150);
     const second = await start(port);
     expect((await resynced).value).toEqual({
       method: "notifications/tools/list_changed",
@@ -116,7 +117,8 @@ describe("McpClient listen, modern era, when the stream drops", () => {
     await subscription.acknowledged;
     const done = subscription.next();
     for (const stream of ours.listenStreams) stream.destroy();
-    await new Promise((resolve) => setTimeout(resolve, 50));
+    // Time to notice the cut and start its 60 s wait; the client shows no sign of that moment.
+    await sleep(50);
     controller.abort();
     expect(await done).toEqual({ value: undefined, done: true });
     await client.close();

@@ -304,6 +304,7 @@ describe("McpClient timeouts count silence", () => {
     const server = createFixtureServer();
     server.tool({ name: "ticking" }, async (_args, ctx) => {
       for (let i = 1; i <= 10; i++) {
+        // Work between two reports, each well under the client's timeout.
         await new Promise((resolve) => setTimeout(resolve, 60));
         await ctx.progress(i, 10);
       }

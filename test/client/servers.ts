@@ -69,6 +69,7 @@ export async function startWatchedServer(
   // Closes its POST stream early (2025-11-25 polling), then answers: the client must resume.
   server.tool({ name: "detach" }, async (_args, ctx) => {
     ctx.closeStream();
+    // Answers after a while, so the client has to resume to hear it.
     await new Promise((resolve) => setTimeout(resolve, 100));
     await ctx.log("info", "while detached");
     return "answered after the stream closed";

@@ -27,18 +27,6 @@ function abortable(name: string, signal: AbortSignal): Promise<void> {
   });
 }
 
-/** Waits until `check` passes: cancellation reaches the work shortly after its ack. */
-async function eventually(check: () => void): Promise<void> {
-  for (let attempt = 0; ; attempt++) {
-    try {
-      return check();
-    } catch (error) {
-      if (attempt >= 50) throw error;
-      await new Promise((resolve) => setTimeout(resolve, 20));
-    }
-  }
-}
-
 function taskServer(): McpServer {
   const server = new McpServer({ name: "tasks", version: "1.0.0" });
   server.tool({ name: "quick", taskSupport: "optional" }, () => "quick done");
@@ -179,13 +167,15 @@ describe.each(["fetch", "node"] as const)("McpClient and tasks, through %s", (tr
         signal: controller.signal,
         onTask: (task) => {
           taskId = task.taskId;
+          // Gives up while the client is following the task, not as it is created.
           setTimeout(() => controller.abort(new Error("user gave up")), 120);
         },
       },
     );
     await expect(call).rejects.toThrow("user gave up");
     expect(seen).toContain("tasks/cancel");
-    await eventually(() => expect(probe.aborted).toEqual(["gated"]));
+    // Cancellation reaches the work shortly after its ack.
+    await expect.poll(() => probe.aborted).toEqual(["gated"]);
     const other = await connect();
     const state = await other.request("tasks/get", { taskId });
     expect(state).toMatchObject({ taskId, status: "cancelled" });
@@ -206,7 +196,8 @@ describe.each(["fetch", "node"] as const)("McpClient and tasks, through %s", (tr
     const client = await connect({ fetch: slowPolls, timeoutMs: 300 });
     await expect(client.callTool("gated")).rejects.toMatchObject({ name: "TimeoutError" });
     expect(seen).toContain("tasks/cancel");
-    await eventually(() => expect(probe.aborted).toEqual(["gated"]));
+    // Cancellation reaches the work shortly after its ack.
+    await expect.poll(() => probe.aborted).toEqual(["gated"]);
     await client.close();
   });
 
@@ -262,6 +253,7 @@ describe.each(["fetch", "node"] as const)("McpClient and tasks, through %s", (tr
     });
     const second = await connect();
     const resumed = second.resumeTask(taskId);
+    // The work ends while both clients follow it, so each must see the one result.
     setTimeout(() => probe.release(), 100);
     const opened = [{ type: "text", text: "opened" }];
     expect((await resumed).content).toEqual(opened);
@@ -280,6 +272,7 @@ describe.each(["fetch", "node"] as const)("McpClient and tasks, through %s", (tr
     await expect(client.callTool("gated", {}, { onTask })).rejects.toThrow("The client was closed");
     expect(seen).not.toContain("tasks/cancel");
     const other = await connect();
+    // The work ends after the resumption started following it.
     setTimeout(() => probe.release(), 100);
     expect((await other.resumeTask(taskId)).content).toEqual([{ type: "text", text: "opened" }]);
     await other.close();

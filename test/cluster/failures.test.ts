@@ -33,14 +33,15 @@ async function next(reader: SseReader, method = "") {
   return message;
 }
 
-/** Polls `probe` until it returns true; false when `ms` pass first. */
+/** Polls `probe` until it returns true; false when `ms` pass first. A probe that throws is false. */
 async function eventually(probe: () => Promise<boolean>, ms = RECOVERY_MS): Promise<boolean> {
-  const deadline = Date.now() + ms;
-  while (Date.now() < deadline) {
-    if (await probe().catch(() => false)) return true;
-    await new Promise((resolve) => setTimeout(resolve, 200));
-  }
-  return false;
+  return expect
+    .poll(() => probe().catch(() => false), { timeout: ms, interval: 200 })
+    .toBe(true)
+    .then(
+      () => true,
+      () => false,
+    );
 }
 
 /** Opens a `subscriptions/listen` stream for tool list changes at `url`, acknowledged. */

@@ -8,6 +8,7 @@ import {
   type Send,
   viaUrl,
 } from "../helpers/modern.js";
+import { sleep } from "../helpers/sleep.js";
 import { assertModernMessage } from "../helpers/spec.js";
 import type { SseReader } from "../helpers/stream.js";
 
@@ -142,8 +143,8 @@ describe("the modern era across processes (Redis store, round-robin proxy)", () 
       for (const [i, { reader }] of streams.entries()) {
         expect(await next(reader)).toEqual(listChanged(`l${i}`));
       }
-      // Published once, delivered once by each process.
-      await new Promise((resolve) => setTimeout(resolve, 200));
+      // Published once, delivered once by each process: time for a second copy to arrive, had one been sent.
+      await sleep(200);
       expect(streams.map(({ reader }) => reader.pending)).toEqual([0, 0, 0]);
     } finally {
       await Promise.all(streams.map(({ reader }) => reader.cancel()));

@@ -19,15 +19,23 @@ function task(send: Send, method: string, taskId: string, params: Record<string,
   );
 }
 
+/** Polls `tasks/get` until the task reaches `status`; returns that exchange. */
 async function until(send: Send, taskId: string, status: string): Promise<Exchange> {
-  const deadline = Date.now() + WAIT_MS;
   let last: Exchange | undefined;
-  while (Date.now() < deadline) {
-    last = await task(send, "tasks/get", taskId);
-    if (last.result.status === status) return last;
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-  throw new Error(`task ${taskId} never reached ${status}: ${JSON.stringify(last?.result)}`);
+  await expect
+    .poll(
+      async () => {
+        last = await task(send, "tasks/get", taskId);
+        return last.result.status;
+      },
+      {
+        timeout: WAIT_MS,
+        interval: 100,
+        message: `task ${taskId} never reached ${status}`,
+      },
+    )
+    .toBe(status);
+  return last!;
 }
 
 async function pidOf(send: Send): Promise<number> {

@@ -30,6 +30,7 @@ function drainServer(): McpServer {
     { name: "wait", input: { type: "object", properties: { ms: { type: "number" } } } },
     async ({ ms }, ctx) => {
       started++;
+      // Stands for `ms` of work, cut short when the call is aborted.
       await Promise.race([
         new Promise((resolve) => setTimeout(resolve, ms ?? 0)),
         aborted(ctx.signal),

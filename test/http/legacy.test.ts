@@ -9,6 +9,7 @@ import {
   readLegacy,
 } from "../helpers/legacy.js";
 import { call, type Send, viaFetch } from "../helpers/modern.js";
+import { sleep } from "../helpers/sleep.js";
 import { assertLegacyMessage } from "../helpers/spec.js";
 import { SseReader } from "../helpers/stream.js";
 import { type Mounted, mount, TRANSPORTS } from "../helpers/transports.js";
@@ -288,9 +289,7 @@ describe.each(TRANSPORTS)("legacy era through %s", (transport) => {
         }),
       });
       expect(cancelled.status).toBe(202);
-      for (let i = 0; i < 50 && probe.aborted.length === before; i++)
-        await new Promise((r) => setTimeout(r, 20));
-      expect(probe.aborted.length).toBe(before + 1);
+      await expect.poll(() => probe.aborted.length).toBe(before + 1);
     });
 
     it("should deliver list changes and subscribed resource updates on the GET stream, one stream per session", async () => {
@@ -420,7 +419,8 @@ describe("legacy options", () => {
     const send = (await mount("fetch", mcp)).send;
     const session = await openSession(send);
     expect((await legacyCall(send, session, "ping")).status).toBe(200);
-    await new Promise((resolve) => setTimeout(resolve, 150));
+    // The idle time (100 ms) runs out; polling with a ping would keep the session alive.
+    await sleep(150);
     expect((await legacyCall(send, session, "ping")).status).toBe(404);
     await mcp.close();
   });
@@ -505,8 +505,7 @@ describe("legacy options", () => {
     await reader.cancel();
     // Detached but kept for a resumption while the session lives.
     expect(mcp.stats().sessionsHeld).toBe(1);
-    await new Promise((resolve) => setTimeout(resolve, 300));
-    expect(mcp.stats()).toEqual({ streams: 0, sessionsHeld: 0 });
+    await expect.poll(() => mcp.stats()).toEqual({ streams: 0, sessionsHeld: 0 });
     // The runtime is gone: a resumption now finds no session, rather than a stream kept forever.
     const resumed = await mcp.fetch(
       new Request("http://127.0.0.1/mcp", {

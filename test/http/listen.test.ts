@@ -148,8 +148,7 @@ describe.each(["fetch", "node"] as const)("subscriptions/listen through %s", (tr
     const listen = await setup({ keepAliveMs: 50 });
     const stream = await listen(1, { toolsListChanged: true });
     await nextValid(stream);
-    await new Promise((resolve) => setTimeout(resolve, 200));
-    expect(stream.comments.length).toBeGreaterThan(0);
+    await expect.poll(() => stream.comments.length).toBeGreaterThan(0);
   });
 
   it("should reject a malformed filter with -32602", async () => {
@@ -182,9 +181,7 @@ describe.each(["fetch", "node"] as const)("subscriptions/listen through %s", (tr
     if (transport === "fetch") await response.body?.cancel().catch(() => {});
     controller.abort();
     await reader.done;
-    for (let i = 0; i < 50 && probe.aborted.length === abortedBefore; i++)
-      await new Promise((r) => setTimeout(r, 20));
-    expect(probe.aborted.length).toBe(abortedBefore + 1);
+    await expect.poll(() => probe.aborted.length).toBe(abortedBefore + 1);
     expect(reader.pending).toBe(0);
   });
 });

@@ -19,13 +19,12 @@ import {
   viaFetch,
   withBearer,
 } from "../helpers/modern.js";
+import { sleep } from "../helpers/sleep.js";
 import { assertModernMessage } from "../helpers/spec.js";
 import { SseReader } from "../helpers/stream.js";
 
 const TASKS = { extensions: { "io.modelcontextprotocol/tasks": {} } };
 const WITH_INPUT = { ...TASKS, elicitation: {} };
-
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** Work the tests finish by hand, and what the handlers saw. */
 const gate = { release: () => {}, aborted: false, runs: 0 };
@@ -128,13 +127,22 @@ function task(
   );
 }
 
+/** Polls `tasks/get` until the task reaches `status`; returns that exchange. */
 async function until(send: Send, taskId: string, status: string): Promise<Exchange> {
-  for (let i = 0; i < 100; i++) {
-    const polled = await task(send, "tasks/get", taskId);
-    if (polled.result.status === status) return polled;
-    await sleep(20);
-  }
-  throw new Error(`task ${taskId} never reached ${status}`);
+  let polled: Exchange | undefined;
+  await expect
+    .poll(
+      async () => {
+        polled = await task(send, "tasks/get", taskId);
+        return polled.result.status;
+      },
+      {
+        timeout: 3_000,
+        message: `task ${taskId} never reached ${status}`,
+      },
+    )
+    .toBe(status);
+  return polled!;
 }
 
 describe("the tasks extension", () => {
@@ -233,8 +241,7 @@ describe("the tasks extension", () => {
       status: "cancelled",
       statusMessage: "Cancelled by the client",
     });
-    await sleep(20);
-    expect(gate.aborted).toBe(true);
+    await expect.poll(() => gate.aborted).toBe(true);
     expect((await task(send, "tasks/cancel", taskId)).result.resultType).toBe("complete");
   });
 
@@ -269,6 +276,7 @@ describe("the tasks extension", () => {
     const { send } = endpoint({ tasks: { ttlMs: 300 } });
     const taskId = (await tool(send, "quick")).result.taskId as string;
     await until(send, taskId, "completed");
+    // The TTL (300 ms) runs out.
     await sleep(350);
     const gone = await task(send, "tasks/get", taskId);
     expect(gone.error).toMatchObject({

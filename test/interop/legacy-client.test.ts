@@ -19,14 +19,10 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { toNodeHandler } from "../../src/adapters/node.js";
 import { createMcpHandler, type McpHandler, type McpServer } from "../../src/index.js";
 import { createFixtureServer } from "../helpers/fixture-server.js";
+import { sleep } from "../helpers/sleep.js";
 
-async function until(condition: () => boolean, ms = 5_000): Promise<void> {
-  const deadline = Date.now() + ms;
-  while (!condition()) {
-    if (Date.now() > deadline) throw new Error("condition not met in time");
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
-}
+/** How long a notification may take to reach the client through its GET stream. */
+const DELIVERY = { timeout: 5_000 };
 
 describe("the official legacy client (@modelcontextprotocol/sdk v1) against a dual-era endpoint", () => {
   let httpServer: Server;
@@ -144,11 +140,11 @@ describe("the official legacy client (@modelcontextprotocol/sdk v1) against a du
       toolsChanged++;
     });
     await client.subscribeResource({ uri: "test://static" });
-    await until(() => getStreams.size > 0);
+    await expect.poll(() => getStreams.size, DELIVERY).toBeGreaterThan(0);
     server.notifyResourceUpdated("test://binary");
     server.notifyResourceUpdated("test://static");
     server.notifyToolsListChanged();
-    await until(() => updated.length === 1 && toolsChanged === 1);
+    await expect.poll(() => [updated.length, toolsChanged], DELIVERY).toEqual([1, 1]);
     expect(updated).toEqual(["test://static"]);
     await transport.terminateSession();
     await client.close();
@@ -166,17 +162,18 @@ describe("the official legacy client (@modelcontextprotocol/sdk v1) against a du
     client.setNotificationHandler(ResourceListChangedNotificationSchema, () => {
       seen.push("resources");
     });
-    await until(() => getStreams.size > 0);
+    await expect.poll(() => getStreams.size, DELIVERY).toBeGreaterThan(0);
     server.notifyToolsListChanged();
-    await until(() => seen.length === 1);
+    await expect.poll(() => seen.length, DELIVERY).toBe(1);
     for (const res of getStreams) res.destroy();
-    await until(() => getStreams.size === 0);
+    await expect.poll(() => getStreams.size, DELIVERY).toBe(0);
     server.notifyPromptsListChanged();
     server.notifyResourcesListChanged();
-    await until(() => seen.length === 3);
+    await expect.poll(() => seen.length, DELIVERY).toBe(3);
     server.notifyToolsListChanged();
-    await until(() => seen.length === 4);
-    await new Promise((resolve) => setTimeout(resolve, 200));
+    await expect.poll(() => seen.length, DELIVERY).toBe(4);
+    // Time for a repeated notification to arrive, had the resumption replayed one.
+    await sleep(200);
     expect(seen).toEqual(["tools", "prompts", "resources", "tools"]);
     await transport.terminateSession();
     await client.close();

@@ -6,6 +6,7 @@ import type {
   SessionRecord,
   TaskRecord,
 } from "../../src/store/types.js";
+import { sleep } from "../helpers/sleep.js";
 
 /** A store under test, with what it takes to tear it down. */
 export interface StoreFixture {
@@ -23,8 +24,6 @@ export const CONTRACT_OPTIONS = { sessionIdleMs: 600, maxEventsPerStream: 5 } as
 
 const IDLE = CONTRACT_OPTIONS.sessionIdleMs;
 const WAIT = { timeout: 3_000, interval: 5 };
-
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** A listener that records what it receives. */
 function recorder() {
@@ -103,6 +102,7 @@ export function describeStoreContract(name: string, makeStore: () => Promise<Sto
         const key = id("nonce");
         expect(await store.nonces.claim(key, 100)).toBe(true);
         expect(await store.nonces.claim(key, 100)).toBe(false);
+        // The claim's ttl runs out: the store's own expiry is under test, Redis's included.
         await sleep(300);
         expect(await peer.nonces.claim(key, 100)).toBe(true);
       });
@@ -260,6 +260,7 @@ export function describeStoreContract(name: string, makeStore: () => Promise<Sto
       it("should expire a session left idle", async () => {
         const record = sessionRecord(id("session"));
         await store.sessions.create(record, 100);
+        // The idle time runs out; polling could not tell an expiry on time from a late one.
         await sleep(IDLE + 300);
         expect(await peer.sessions.exists(record.id)).toBe(false);
         expect(await peer.sessions.get(record.id)).toBeUndefined();
@@ -272,9 +273,10 @@ export function describeStoreContract(name: string, makeStore: () => Promise<Sto
         // Checking more often than the idle time must not reset the idle clock.
         for (let i = 0; i < 3; i++) {
           expect(await peer.sessions.exists(record.id), `check ${i}`).toBe(true);
+          // Checks spread over the idle time, which real time must cover.
           await sleep(IDLE / 3);
         }
-        // Created about IDLE ago and never read: it expires on schedule.
+        // Created about IDLE ago and never read: it expires on schedule, which takes real time.
         await sleep(300);
         expect(await store.sessions.exists(record.id)).toBe(false);
       });
@@ -284,6 +286,7 @@ export function describeStoreContract(name: string, makeStore: () => Promise<Sto
         await store.sessions.create(record, 100);
         // Four gets a third of the idle time apart: together longer than the idle time.
         for (let i = 0; i < 4; i++) {
+          // Gets spread over more than the idle time, which real time must cover.
           await sleep(IDLE / 3);
           expect(await (i % 2 ? store : peer).sessions.get(record.id), `get ${i}`).toBeDefined();
         }
@@ -291,6 +294,7 @@ export function describeStoreContract(name: string, makeStore: () => Promise<Sto
 
       it("should evict the longest idle sessions beyond maxSessions", async () => {
         const [a, b, c, d] = ["a", "b", "c", "d"].map((label) => sessionRecord(id(label)));
+        // A few milliseconds between steps, so each last-use time differs from the one before.
         for (const record of [a, b, c]) {
           await store.sessions.create(record!, 3);
           await sleep(5);
@@ -306,6 +310,7 @@ export function describeStoreContract(name: string, makeStore: () => Promise<Sto
         const [a, b, c, d] = ["a", "b", "c", "d"].map((label) => sessionRecord(id(label)));
         await store.sessions.create(a!, 2);
         await store.sessions.create(b!, 2);
+        // a and b expire, then c and d are created at different times.
         await sleep(IDLE + 300);
         await store.sessions.create(c!, 2);
         await sleep(5);
@@ -380,6 +385,7 @@ export function describeStoreContract(name: string, makeStore: () => Promise<Sto
         const record = taskRecord(id("task"), { ttlMs: 300 });
         await store.tasks.create(record, 10);
         expect(await peer.tasks.get(record.id)).toBeDefined();
+        // The task's ttl runs out.
         await sleep(450);
         expect(await peer.tasks.get(record.id)).toBeUndefined();
         expect(await store.tasks.replace({ ...record, version: 2 }, 1)).toBe(false);
