@@ -10,8 +10,8 @@ import {
   type JsonRpcNotification,
   type JsonRpcRequest,
   type JsonRpcResult,
-  type RequestId,
 } from "../protocol/messages.js";
+import { PendingRequests } from "../protocol/pending-requests.js";
 import { MetaKey } from "../protocol/versions.js";
 import type { Notification } from "./types.js";
 
@@ -85,9 +85,8 @@ export async function answerRequest(
   }
 }
 
-interface Pending {
-  resolve(response: JsonRpcResponse): void;
-  reject(error: unknown): void;
+/** What a request awaiting its response keeps, so its notifications find it. */
+interface PendingEntry {
   options: WireRequestOptions;
   progressToken: unknown;
 }
@@ -100,7 +99,7 @@ interface Pending {
 export class MessageWire implements Wire {
   readonly kind: "stdio" | "sse";
   handlers: WireHandlers = NO_HANDLERS;
-  private readonly pending = new Map<RequestId, Pending>();
+  private readonly pending = new PendingRequests<JsonRpcResponse, PendingEntry>();
   private readonly write: (message: JsonRpcMessage) => Promise<void>;
   private closedWith: unknown;
 
@@ -113,12 +112,7 @@ export class MessageWire implements Wire {
   receive(message: unknown): void {
     if (!isObject(message)) return;
     if (isResponse(message)) {
-      const id = message.id;
-      const pending = id === undefined ? undefined : this.pending.get(id);
-      if (pending && id !== undefined) {
-        this.pending.delete(id);
-        pending.resolve(message);
-      }
+      if (message.id !== undefined) this.pending.resolve(message.id, message);
     } else if (isRequest(message)) {
       void answerRequest(this.handlers, message).then((reply) => this.write(reply).catch(() => {}));
     } else if (isNotification(message)) {
@@ -131,51 +125,27 @@ export class MessageWire implements Wire {
   /** Fails every pending request: the channel is gone. */
   fail(error: unknown): void {
     this.closedWith = error;
-    for (const pending of this.pending.values()) pending.reject(error);
-    this.pending.clear();
+    this.pending.rejectAll(error);
   }
 
-  private ownerOf(message: JsonRpcNotification): Pending | undefined {
+  private ownerOf(message: JsonRpcNotification): PendingEntry | undefined {
     const params = message.params ?? {};
     const meta = isObject(params._meta) ? params._meta : {};
     const subscription = meta[MetaKey.subscriptionId];
     if (typeof subscription === "string" || typeof subscription === "number") {
-      return this.pending.get(subscription);
+      return this.pending.payload(subscription);
     }
-    if (params.progressToken === undefined) return undefined;
-    for (const pending of this.pending.values()) {
-      if (pending.progressToken === params.progressToken) return pending;
-    }
-    return undefined;
+    const token = params.progressToken;
+    if (token === undefined) return undefined;
+    return this.pending.find((entry) => entry?.progressToken === token);
   }
 
   request(message: JsonRpcRequest, options: WireRequestOptions): Promise<JsonRpcResponse> {
     if (this.closedWith !== undefined) return Promise.reject(this.closedWith);
-    return new Promise<JsonRpcResponse>((resolve, reject) => {
-      const { signal } = options;
-      if (signal?.aborted) return reject(signal.reason);
-      const onAbort = () => {
-        this.pending.delete(message.id);
-        reject(signal?.reason);
-      };
-      signal?.addEventListener("abort", onAbort, { once: true });
-      const meta = isObject(message.params?._meta) ? message.params._meta : {};
-      this.pending.set(message.id, {
-        resolve: (response) => {
-          signal?.removeEventListener("abort", onAbort);
-          resolve(response);
-        },
-        reject: (error) => {
-          signal?.removeEventListener("abort", onAbort);
-          reject(error);
-        },
-        options,
-        progressToken: meta.progressToken,
-      });
-      this.write(message).catch((error: unknown) => {
-        this.pending.delete(message.id);
-        reject(error);
-      });
+    const meta = isObject(message.params?._meta) ? message.params._meta : {};
+    return this.pending.request(message.id, () => this.write(message), {
+      signal: options.signal,
+      payload: { options, progressToken: meta.progressToken },
     });
   }
 
