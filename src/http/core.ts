@@ -1,9 +1,9 @@
 import type { JsonObject } from "../protocol/messages.js";
 import type { DispatchRuntime } from "../server/dispatch.js";
+import type { ListenHub } from "../server/listen-hub.js";
 import type { McpServer } from "../server/mcp-server.js";
 import type { AuthInfo, Era, Implementation } from "../server/types.js";
 import type { InFlight } from "./in-flight.js";
-import type { ListenHub } from "../server/listen-hub.js";
 import type { StreamSlots } from "./stream-slots.js";
 import type { McpHttpRequest } from "./types.js";
 
@@ -46,8 +46,6 @@ export interface HandlerCore {
   clientOf(req: McpHttpRequest, auth: AuthInfo | undefined): string | undefined;
   /** Lists hold only what the caller has the scopes for (auth's `hideUnauthorized`). */
   hideUnauthorized: boolean;
-  /** Tool calls may run as tasks (the tasks extension is on). */
-  tasksEnabled: boolean;
   reportError(error: unknown, method?: string, app?: unknown): void;
   observe(event: {
     era: Era;

@@ -11,11 +11,11 @@ import {
 import { MetaKey } from "../protocol/versions.js";
 import { hasScopes, principalKey, scopesFor } from "../server/access.js";
 import { ServerChannels } from "../server/channels.js";
+import { createExtensions, type ExtensionOptions } from "../server/ext/index.js";
 import { ListenHub } from "../server/listen-hub.js";
 import type { McpServer } from "../server/mcp-server.js";
 import { isModernRequest } from "../server/modern-meta.js";
 import { createStateSealer } from "../server/request-state.js";
-import { type TaskOptions, TaskRunner } from "../server/tasks.js";
 import type { AuthInfo } from "../server/types.js";
 import { publish } from "../store/channels.js";
 import { memoryStore } from "../store/memory.js";
@@ -34,7 +34,7 @@ import type { McpHttpRequest, McpHttpResponse } from "./types.js";
 import { type FetchOptions, fromWebRequest, toWebResponse } from "./web.js";
 
 /** Options of {@link createMcpHandler}. */
-export interface McpHandlerOptions<App = unknown> {
+export interface McpHandlerOptions<App = unknown> extends ExtensionOptions {
   /** Shared state: sessions, bus, nonces. @default memoryStore() */
   store?: McpStore;
   /**
@@ -73,11 +73,6 @@ export interface McpHandlerOptions<App = unknown> {
    * subject) with auth, else its address (`trustProxy` decides which). 429 beyond. @default 100
    */
   maxStreamsPerClient?: number;
-  /**
-   * The tasks extension (`io.modelcontextprotocol/tasks`): tools with `taskSupport` run as
-   * tasks for clients that declare it; `false` turns it off. @default {}
-   */
-  tasks?: TaskOptions | false;
   /** Serve legacy clients (2025-03-26 to 2025-11-25) too; false serves modern clients only. @default true */
   legacy?: boolean | LegacyOptions;
   /** Called with errors the client only sees a safe summary of. */
@@ -175,24 +170,19 @@ export function createMcpHandler<App = unknown>(
       // A failing hook must not change the response.
     }
   };
-  const tasks =
-    options.tasks === false
-      ? undefined
-      : new TaskRunner(
-          server,
-          store.tasks,
-          store.bus,
-          {
-            processId: crypto.randomUUID(),
-            publish: (event) => {
-              publish(store.bus, ServerChannels.changes, event).catch((error: unknown) =>
-                reportError(error),
-              );
-            },
-            onError: (error) => reportError(error),
-          },
-          options.tasks,
+  const extensions = createExtensions(
+    {
+      server,
+      store,
+      publish: (event) => {
+        publish(store.bus, ServerChannels.changes, event).catch((error: unknown) =>
+          reportError(error),
         );
+      },
+      onError: (error) => reportError(error),
+    },
+    options,
+  );
   const inflight = new InFlight();
   const core: HandlerCore = {
     server,
@@ -201,7 +191,7 @@ export function createMcpHandler<App = unknown>(
       nonces: store.nonces,
       stateTtlMs: options.stateTtlMs ?? 300_000,
       singleUseState: options.singleUseState ?? false,
-      tasks,
+      extensions,
     },
     inflight,
     hub: new ListenHub(server, {
@@ -219,7 +209,6 @@ export function createMcpHandler<App = unknown>(
       return address === undefined ? undefined : `a:${address}`;
     },
     hideUnauthorized: options.auth?.hideUnauthorized ?? false,
-    tasksEnabled: tasks !== undefined,
     reportError,
     observe: (event) => {
       if (!options.onRequest) return;
@@ -415,9 +404,10 @@ export function createMcpHandler<App = unknown>(
     await legacy?.handOver();
     core.hub.endStreams(server.info);
     await inflight.settle(graceMs);
-    await tasks?.whenIdle(Math.max(0, graceMs - (Date.now() - started)));
+    const left = Math.max(0, graceMs - (Date.now() - started));
+    await Promise.all(extensions.map((extension) => extension.whenIdle?.(left)));
     await legacy?.close();
-    await tasks?.close();
+    for (const extension of extensions) await extension.close?.();
     // Only now: calls that ran during the grace may still have announced changes.
     await core.hub.close(server.info);
     await store.close();

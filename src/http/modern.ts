@@ -3,14 +3,13 @@ import type { JsonObject, JsonRpcNotification, JsonRpcRequest } from "../protoco
 import { paramsDepthError } from "../protocol/params.js";
 import { principalKey } from "../server/access.js";
 import { hasMethod } from "../server/dispatch.js";
+import { type ListenFilter, listenSink, parseListenFilter } from "../server/listen-hub.js";
 import { type ModernMeta, readModernMeta, unsupportedVersion } from "../server/modern-meta.js";
-import { declaresTasks, TASKS_EXTENSION, TASKS_REQUIRED } from "../server/task-shape.js";
 import type { AuthInfo } from "../server/types.js";
 import { LazyAbort } from "../utils/lazy-abort.js";
 import type { Caller, HandlerCore } from "./core.js";
 import { exchange } from "./exchange.js";
 import { validateMirroredHeaders, validateVersionHeader } from "./headers.js";
-import { type ListenFilter, listenSink, parseListenFilter } from "../server/listen-hub.js";
 import { errorResponse, inBandStatus } from "./responses.js";
 import { SSE_HEADERS, SseStream } from "./sse.js";
 import { granted } from "./stream-slots.js";
@@ -44,7 +43,10 @@ export async function handleModern(
     const known = isMcpError(error) ? error : invalidParams(String(error));
     return errorResponse(400, known, { id });
   }
-  if (message.method !== "subscriptions/listen" && !hasMethod(core.server, message.method)) {
+  if (
+    message.method !== "subscriptions/listen" &&
+    !hasMethod(core.server, message.method, core.runtime.extensions)
+  ) {
     return errorResponse(
       404,
       new McpError(ErrorCode.MethodNotFound, `Method not found: ${message.method}`),
@@ -70,16 +72,9 @@ function listen(
     const known = error as McpError;
     return errorResponse(400, known, { id: request.id });
   }
-  if (filter.taskIds && !(core.tasksEnabled && declaresTasks(meta.capabilities))) {
-    return errorResponse(
-      400,
-      new McpError(
-        ErrorCode.MissingRequiredClientCapability,
-        `Task notifications need the ${TASKS_EXTENSION} extension`,
-        TASKS_REQUIRED,
-      ),
-      { id: request.id },
-    );
+  for (const extension of core.runtime.extensions ?? []) {
+    const refused = extension.refuseListen?.(filter, meta.capabilities);
+    if (refused) return errorResponse(400, refused, { id: request.id });
   }
   const slot = core.slots.take(core.clientOf(req, auth), request.id);
   if (!granted(slot)) return slot;

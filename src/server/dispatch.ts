@@ -6,6 +6,7 @@ import { hasScopes } from "./access.js";
 import { complete } from "./completion.js";
 import { createContext, InputRequiredSignal, type RequestEnv } from "./context.js";
 import { type EraPolicy, eraPolicy } from "./era-policy.js";
+import { extensionFor, type ServerExtension } from "./extension.js";
 import type { McpServer } from "./mcp-server.js";
 import {
   inputRequiredResult,
@@ -15,15 +16,13 @@ import {
 } from "./multi-round.js";
 import { paginate } from "./pagination.js";
 import { toPromptResult, toReadResult } from "./results.js";
-import { declaresTasks, TASKS_EXTENSION, TASKS_REQUIRED } from "./task-shape.js";
-import type { TaskRunner } from "./tasks.js";
 import { resolveTool, runTool } from "./tools.js";
 import type { CacheHints, HandlerContext } from "./types.js";
 
 /** Per-handler machinery the dispatcher needs besides the server. */
 export interface DispatchRuntime extends RoundStateOptions {
-  /** Runs tool calls as tasks (`io.modelcontextprotocol/tasks`); absent when disabled. */
-  tasks?: TaskRunner;
+  /** The extensions that serve methods and may take over tool calls (tasks). @default [] */
+  extensions?: readonly ServerExtension[];
 }
 
 /** One request as the dispatcher sees it. */
@@ -57,22 +56,13 @@ function visible<T extends { options: { scopes?: string[] } }>(
   return all.filter((item) => hasScopes(granted, item.options.scopes));
 }
 
-const callTool: Handler = async ({ server, ctx, params, env, runtime, era }) => {
-  const { tool, args } = resolveTool(server, params);
-  const support = era.extensions && runtime.tasks ? tool.options.taskSupport : undefined;
-  if (support !== undefined) {
-    if (declaresTasks(env.clientCapabilities))
-      return runtime.tasks!.run(tool, args, ctx, env, (toolCtx, toolEnv) =>
-        runTool(tool, args, toolCtx, toolEnv),
-      );
-    if (support === "required")
-      throw new McpError(
-        ErrorCode.MissingRequiredClientCapability,
-        `Tool ${tool.options.name} runs only as a task: declare the ${TASKS_EXTENSION} extension`,
-        TASKS_REQUIRED,
-      );
+const callTool: Handler = async (call) => {
+  const { tool, args } = resolveTool(call.server, call.params);
+  for (const extension of call.runtime.extensions ?? []) {
+    const takenOver = extension.callTool?.({ ...call, tool, args });
+    if (takenOver) return takenOver;
   }
-  return runTool(tool, args, ctx, env);
+  return runTool(tool, args, call.ctx, call.env);
 };
 
 const getPrompt: Handler = async ({ server, ctx, params }) => {
@@ -129,7 +119,8 @@ async function listResources(
 const HANDLERS: Record<string, Handler> = {
   "server/discover": async ({ server, env, runtime, era }) => {
     const capabilities = server.capabilities();
-    if (runtime.tasks) capabilities.extensions = { [TASKS_EXTENSION]: {} };
+    const declared = declarations(runtime.extensions ?? []);
+    if (declared) capabilities.extensions = declared;
     const result: JsonObject = { supportedVersions: [...SUPPORTED_VERSIONS], capabilities };
     if (server.instructions !== undefined) result.instructions = server.instructions;
     return era.withCache(result, server.cache.discover, env);
@@ -162,39 +153,40 @@ const HANDLERS: Record<string, Handler> = {
   },
   "resources/read": readResource,
   "completion/complete": ({ server, ctx, params }) => complete(server, ctx, params),
-  "tasks/get": ({ params, env, runtime, era }) =>
-    taskRunner(env, runtime, era).get(taskIdOf(params), env),
-  "tasks/update": ({ params, env, runtime, era }) => {
-    const responses = params.inputResponses;
-    if (!isObject(responses)) throw invalidParams("inputResponses must be an object");
-    return taskRunner(env, runtime, era).update(taskIdOf(params), responses, env);
-  },
-  "tasks/cancel": ({ params, env, runtime, era }) =>
-    taskRunner(env, runtime, era).cancel(taskIdOf(params), env),
 };
 
-/** The task runner for a tasks/* request: modern era, enabled, and the extension declared. */
-function taskRunner(env: RequestEnv, runtime: DispatchRuntime, era: EraPolicy): TaskRunner {
-  if (!era.extensions || !runtime.tasks)
-    throw new McpError(ErrorCode.MethodNotFound, "Method not found: tasks are not enabled");
-  if (!declaresTasks(env.clientCapabilities))
-    throw new McpError(
-      ErrorCode.MissingRequiredClientCapability,
-      `The client did not declare the ${TASKS_EXTENSION} extension`,
-      TASKS_REQUIRED,
-    );
-  return runtime.tasks;
+/** What the extensions that are on declare, by id; undefined when none is. */
+function declarations(extensions: readonly ServerExtension[]): JsonObject | undefined {
+  const declared: JsonObject = {};
+  for (const { id, declaration } of extensions) if (declaration) declared[id] = declaration;
+  return Object.keys(declared).length > 0 ? declared : undefined;
 }
 
-function taskIdOf(params: JsonObject): string {
-  if (typeof params.taskId !== "string" || params.taskId === "")
-    throw invalidParams("taskId must be a non-empty string");
-  return params.taskId;
+/** True when the server, or one of `extensions`, has a handler for `method`. */
+export function hasMethod(
+  server: McpServer,
+  method: string,
+  extensions: readonly ServerExtension[] = [],
+): boolean {
+  return (
+    method in HANDLERS ||
+    extensionFor(extensions, method) !== undefined ||
+    server.methods.has(method)
+  );
 }
 
-/** True when the server has a handler for `method` in this era. */
-export function hasMethod(server: McpServer, method: string): boolean {
-  return method in HANDLERS || server.methods.has(method);
+/** What serves `method`: a core handler, an extension's, or the server's custom method. */
+function handlerOf(
+  server: McpServer,
+  runtime: DispatchRuntime,
+  method: string,
+): Handler | undefined {
+  const core = HANDLERS[method];
+  if (core) return core;
+  const extension = extensionFor(runtime.extensions ?? [], method)?.methods?.[method];
+  if (extension) return extension;
+  const custom = server.methods.get(method);
+  return custom && (async ({ params, ctx }) => custom(params, ctx));
 }
 
 /** The cache hints of the resource or template that served `uri`. */
@@ -228,9 +220,8 @@ export async function dispatch(
   request: DispatchRequest,
   env: RequestEnv,
 ): Promise<JsonObject> {
-  const handler = HANDLERS[request.method];
-  const custom = handler ? undefined : server.methods.get(request.method);
-  if (!handler && !custom) {
+  const handler = handlerOf(server, runtime, request.method);
+  if (!handler) {
     throw new McpError(ErrorCode.MethodNotFound, `Method not found: ${request.method}`);
   }
   const era = eraPolicy(env.era);
@@ -241,9 +232,7 @@ export async function dispatch(
   const { params } = request;
   let result: JsonObject;
   try {
-    result = handler
-      ? await handler({ server, ctx, params, env, runtime, era })
-      : await custom!(params, ctx);
+    result = await handler({ server, ctx, params, env, runtime, era });
   } catch (error) {
     // A handler that asked for missing inputs ends the round, whatever it threw.
     if (!needsInput(round)) throw toWireError(error, env);

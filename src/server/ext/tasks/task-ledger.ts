@@ -1,7 +1,7 @@
-import { invalidParams } from "../protocol/errors.js";
-import type { TaskRecord, TaskStore } from "../store/types.js";
-import type { ChangeEvent } from "./mcp-server.js";
-import { detailedTask } from "./task-shape.js";
+import { invalidParams } from "../../../protocol/errors.js";
+import type { TaskRecord, TaskStore } from "../../../store/types.js";
+import type { ChangeEvent } from "../../mcp-server.js";
+import { detailedTask } from "./task-results.js";
 
 /**
  * The task records in the store, as the runner reads and writes them: lookups that answer

@@ -1,9 +1,5 @@
-import { TASKS_EXTENSION } from "../protocol/extensions.js";
-import type { JsonObject } from "../protocol/messages.js";
-import { isObject } from "../protocol/messages.js";
-import type { TaskRecord, TaskStatus } from "../store/types.js";
-
-export { TASKS_EXTENSION };
+import type { JsonObject } from "../../../protocol/messages.js";
+import type { TaskRecord, TaskStatus } from "../../../store/types.js";
 
 const TERMINAL: ReadonlySet<TaskStatus> = new Set(["completed", "failed", "cancelled"]);
 
@@ -11,16 +7,6 @@ const TERMINAL: ReadonlySet<TaskStatus> = new Set(["completed", "failed", "cance
 export function isTerminal(status: TaskStatus): boolean {
   return TERMINAL.has(status);
 }
-
-/** True when the request's client capabilities declare the tasks extension. */
-export function declaresTasks(capabilities: JsonObject): boolean {
-  return (
-    isObject(capabilities.extensions) && capabilities.extensions[TASKS_EXTENSION] !== undefined
-  );
-}
-
-/** The `requiredCapabilities` of a -32021 error for the extension. */
-export const TASKS_REQUIRED = { requiredCapabilities: { extensions: { [TASKS_EXTENSION]: {} } } };
 
 /** The `Task` fields every shape shares (ext-tasks: Task). */
 function base(record: TaskRecord): JsonObject {

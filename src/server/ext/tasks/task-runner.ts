@@ -1,16 +1,16 @@
-import { ErrorCode, McpError } from "../protocol/errors.js";
-import type { JsonObject } from "../protocol/messages.js";
-import { isObject } from "../protocol/messages.js";
-import { MODERN_VERSION } from "../protocol/versions.js";
-import type { EventBus, TaskRecord, TaskStore } from "../store/types.js";
-import { principalKey } from "./access.js";
-import { createContext, type RequestEnv } from "./context.js";
-import type { ChangeEvent, McpServer, RegisteredTool } from "./mcp-server.js";
+import { ErrorCode, McpError } from "../../../protocol/errors.js";
+import type { JsonObject } from "../../../protocol/messages.js";
+import { isObject } from "../../../protocol/messages.js";
+import { MODERN_VERSION } from "../../../protocol/versions.js";
+import type { EventBus, TaskRecord, TaskStore } from "../../../store/types.js";
+import { principalKey } from "../../access.js";
+import { createContext, type RequestEnv } from "../../context.js";
+import type { ChangeEvent, McpServer, RegisteredTool } from "../../mcp-server.js";
+import { runTool } from "../../tools.js";
+import type { AuthInfo, HandlerContext, Implementation } from "../../types.js";
 import { TaskLedger } from "./task-ledger.js";
-import { createTaskResult, detailedTask, isTerminal } from "./task-shape.js";
+import { createTaskResult, detailedTask, isTerminal } from "./task-results.js";
 import { TaskWorker } from "./task-worker.js";
-import { runTool } from "./tools.js";
-import type { AuthInfo, HandlerContext, Implementation } from "./types.js";
 
 /** Options of the tasks extension (`createMcpHandler({ tasks })`). */
 export interface TaskOptions {

@@ -1,12 +1,12 @@
-import { ErrorCode, isMcpError, McpError } from "../protocol/errors.js";
-import type { JsonObject } from "../protocol/messages.js";
-import { isObject } from "../protocol/messages.js";
-import { channel, publish, subscribe } from "../store/channels.js";
-import type { EventBus, TaskRecord } from "../store/types.js";
-import { LazyAbort } from "../utils/lazy-abort.js";
-import type { RequestEnv } from "./context.js";
+import { ErrorCode, isMcpError, McpError } from "../../../protocol/errors.js";
+import type { JsonObject } from "../../../protocol/messages.js";
+import { isObject } from "../../../protocol/messages.js";
+import { channel, publish, subscribe } from "../../../store/channels.js";
+import type { EventBus, TaskRecord } from "../../../store/types.js";
+import { LazyAbort } from "../../../utils/lazy-abort.js";
+import type { RequestEnv } from "../../context.js";
 import type { TaskLedger } from "./task-ledger.js";
-import { isTerminal } from "./task-shape.js";
+import { isTerminal } from "./task-results.js";
 
 /** What the worker needs from its handler. */
 export interface WorkerHooks {

@@ -1,0 +1,19 @@
+import type { ExtensionHost, ServerExtension } from "../extension.js";
+import { type TaskOptions, tasksExtension } from "./tasks/index.js";
+
+/** The built-in extensions' options, part of `createMcpHandler`'s options. */
+export interface ExtensionOptions {
+  /**
+   * The tasks extension (`io.modelcontextprotocol/tasks`): tools with `taskSupport` run as
+   * tasks for clients that declare it; `false` turns it off. @default {}
+   */
+  tasks?: TaskOptions | false;
+}
+
+/** The server's extensions, each set up from its own option. */
+export function createExtensions(
+  host: ExtensionHost,
+  options: ExtensionOptions,
+): ServerExtension[] {
+  return [tasksExtension(host, options.tasks)];
+}

@@ -1,0 +1,65 @@
+import type { McpError } from "../protocol/errors.js";
+import type { JsonObject } from "../protocol/messages.js";
+import type { McpStore } from "../store/types.js";
+import type { RequestEnv } from "./context.js";
+import type { EraPolicy } from "./era-policy.js";
+import type { ListenFilter } from "./listen-hub.js";
+import type { ChangeEvent, McpServer, RegisteredTool } from "./mcp-server.js";
+import type { HandlerContext } from "./types.js";
+
+/** One request an extension serves, as the dispatcher hands it over. */
+export interface ExtensionRequest {
+  server: McpServer;
+  ctx: HandlerContext;
+  params: JsonObject;
+  env: RequestEnv;
+  /** What the request's era does differently (`era.extensions`: whether extensions apply). */
+  era: EraPolicy;
+}
+
+/** A `tools/call` about to run, which an extension may take over. */
+export interface ToolCall extends ExtensionRequest {
+  tool: RegisteredTool;
+  /** The call's arguments, checked to be an object (not yet against the tool's schema). */
+  args: JsonObject;
+}
+
+/**
+ * A protocol extension of the server (tasks now; skills and apps next), the one way the core
+ * reaches one: what it declares, the methods it serves, the tool calls it takes over, and its
+ * part in a drain. The dispatcher and the HTTP handler know extensions only through this.
+ */
+export interface ServerExtension {
+  /** The extension's identifier, as negotiated in `capabilities.extensions`. */
+  readonly id: string;
+  /** What `server/discover` declares under `capabilities.extensions[id]`; absent while it is off. */
+  readonly declaration?: JsonObject;
+  /** JSON-RPC methods it serves, by name. */
+  readonly methods?: Readonly<Record<string, (request: ExtensionRequest) => Promise<JsonObject>>>;
+  /** Takes over a `tools/call`: the promise of its result, or undefined to let the tool run. */
+  callTool?(call: ToolCall): Promise<JsonObject> | undefined;
+  /** Why a `subscriptions/listen` filter may not be served (parts of it are the extension's). */
+  refuseListen?(filter: ListenFilter, clientCapabilities: JsonObject): McpError | undefined;
+  /** Resolves once its work in this process is done, or after `ms` (a drain's grace). */
+  whenIdle?(ms: number): Promise<void>;
+  /** Stops its work in this process, when the handler closes. */
+  close?(): Promise<void>;
+}
+
+/** What a handler lends its extensions. */
+export interface ExtensionHost {
+  server: McpServer;
+  store: McpStore;
+  /** Announces a change to listen streams of every process. */
+  publish(event: ChangeEvent): void;
+  /** Reports errors no client sees in full. */
+  onError(error: unknown): void;
+}
+
+/** The extension that serves `method`, if any. */
+export function extensionFor(
+  extensions: readonly ServerExtension[],
+  method: string,
+): ServerExtension | undefined {
+  return extensions.find((extension) => extension.methods?.[method] !== undefined);
+}
