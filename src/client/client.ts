@@ -1,32 +1,25 @@
-import { ErrorCode, isMcpError } from "../protocol/errors.js";
-import { findHeaderParams, type HeaderParam, HeaderParamError } from "../protocol/header-params.js";
-import { isObject, type JsonObject } from "../protocol/messages.js";
+import type { JsonObject } from "../protocol/messages.js";
+import { isObject } from "../protocol/messages.js";
 import type { LogLevel } from "../protocol/versions.js";
-import { type CacheSlot, hintsOf, ResultCache } from "./cache.js";
-import { type EraOptions, endpointKey, openSession, rememberedEras } from "./connect.js";
-import { headerParamValues } from "./header-params.js";
-import { HttpWire } from "./http-wire.js";
-import { answerInput, capabilitiesFor, inputContextOf, withInput } from "./input.js";
+import { ClientCache } from "./client-cache.js";
+import { openClientSession } from "./connect.js";
 import { listenLegacy, listenModern, type Subscription } from "./listen.js";
+import { NotificationRouter } from "./notification-router.js";
 import type { Listed, McpClientOptions } from "./options.js";
-import { listAll } from "./pages.js";
+import { RequestRunner } from "./request-runner.js";
 import type { ServerDescription, Session } from "./session.js";
-import { awaitTask, invalidTask, TASKS_DECLARED, type TaskLoop } from "./tasks.js";
-import { IdleTimeout, joinSignals } from "./timeout.js";
-import { Tool } from "./tool.js";
+import type { Tool } from "./tool.js";
+import { asCallToolResult, type CallToolOptions, ToolCatalog } from "./tool-catalog.js";
 import type {
   CallToolResult,
   Era,
   ListenFilter,
   ListenOptions,
-  LogMessage,
   Notification,
   RequestOptions,
   ToolDefinition,
 } from "./types.js";
 import type { Wire } from "./wire.js";
-
-const DEFAULT_TIMEOUT_MS = 60_000;
 
 /**
  * A dual-era MCP client: modern (2026-07-28, stateless, multi round-trip input) or legacy
@@ -34,35 +27,26 @@ const DEFAULT_TIMEOUT_MS = 60_000;
  */
 export class McpClient {
   readonly #session: Session;
-  readonly #options: McpClientOptions;
-  readonly #cache: ResultCache | undefined;
-  readonly #slot: CacheSlot;
-  readonly #listeners = new Set<(notification: Notification) => void>();
-  /** The Tool made of each definition listed (null: excluded). */
-  readonly #tools = new WeakMap<ToolDefinition, Tool | null>();
+  readonly #notifications: NotificationRouter;
+  readonly #requests: RequestRunner;
+  readonly #cache: ClientCache;
+  readonly #catalog: ToolCatalog;
   /** Open `listen()` iterators, ended with the client. */
   readonly #subscriptions = new Set<Subscription>();
-  /** The `x-mcp-header` parameters of each tool last listed, by server name. */
-  readonly #headerParams = new Map<string, HeaderParam[]>();
-  #nextToken = 1;
-  /** Aborted by `close()`: tasks still being followed stop, and are left to run. */
-  readonly #closing = new AbortController();
 
   private constructor(session: Session, options: McpClientOptions) {
     this.#session = session;
-    this.#options = options;
-    this.#cache =
-      options.cache === false
-        ? undefined
-        : options.cache instanceof ResultCache
-          ? options.cache
-          : new ResultCache();
-    const own = crypto.randomUUID();
-    const wire = session.wire;
-    this.#slot = {
-      endpoint: wire instanceof HttpWire ? endpointKey(wire.url) : own,
-      context: options.cacheContext ?? own,
-    };
+    this.#cache = new ClientCache(options, session.wire);
+    this.#notifications = new NotificationRouter(options, this.#cache);
+    this.#requests = new RequestRunner(session, options, (notification) =>
+      this.#notifications.deliver(notification),
+    );
+    this.#catalog = new ToolCatalog(
+      options,
+      session.wire.kind === "http" && session.era === "modern",
+      (tool, args, callOptions) => this.callTool(tool.serverName, args, callOptions),
+      (message) => (options.onWarning ?? console.warn)(message),
+    );
   }
 
   /**
@@ -73,37 +57,14 @@ export class McpClient {
     target: string | URL | Wire,
     options: McpClientOptions = {},
   ): Promise<McpClient> {
-    const wire =
-      typeof target === "string" || target instanceof URL ? new HttpWire(target, options) : target;
-    const handlers = options.onInput ?? {};
-    const capabilities = { ...capabilitiesFor(handlers), ...options.capabilities };
-    const config = {
-      clientInfo: options.clientInfo ?? { name: "mcp-mount-client", version: "0.1.0" },
-      capabilities,
-      ...(options.logLevel ? { logLevel: options.logLevel } : {}),
-    };
     let client: McpClient | undefined;
     // What arrives while the session opens (a legacy GET stream) is handed on once it is open.
     const early: Notification[] = [];
-    wire.handlers = {
-      notification: (notification) =>
-        client ? client.deliver(notification) : early.push(notification),
-      request: (method, params, origin) =>
-        answerInput(handlers, method, params, inputContextOf(origin)),
-    };
-    const era: EraOptions = {
-      era: options.era ?? "auto",
-      eraCache: options.eraCache === false ? undefined : (options.eraCache ?? rememberedEras),
-      probeTimeoutMs: options.probeTimeoutMs ?? 3_000,
-    };
-    if (options.signal) era.signal = options.signal;
-    try {
-      client = new McpClient(await openSession(wire, config, era), options);
-    } catch (error) {
-      await wire.close().catch(() => {});
-      throw error;
-    }
-    for (const notification of early.splice(0)) client.deliver(notification);
+    const session = await openClientSession(target, options, (notification) =>
+      client ? client.#notifications.deliver(notification) : early.push(notification),
+    );
+    client = new McpClient(session, options);
+    for (const notification of early.splice(0)) client.#notifications.deliver(notification);
     return client;
   }
 
@@ -123,13 +84,8 @@ export class McpClient {
   }
 
   /** Re-reads `server/discover` (modern); a legacy session answers from `initialize`. */
-  async discover(options: RequestOptions = {}): Promise<ServerDescription> {
-    const timeout = this.#timeout(options);
-    try {
-      return await this.#session.discover({ signal: joinSignals(options.signal, timeout) });
-    } finally {
-      timeout?.clear();
-    }
+  discover(options: RequestOptions = {}): Promise<ServerDescription> {
+    return this.#requests.discover(options);
   }
 
   /**
@@ -137,37 +93,8 @@ export class McpClient {
    * `x-mcp-header` annotations break the spec's rules is left out, with a warning.
    */
   async tools(options: RequestOptions = {}): Promise<Tool[]> {
-    const definitions = (await this.#list("tools/list", "tools", options)) as ToolDefinition[];
-    const tools: Tool[] = [];
-    for (const definition of definitions) {
-      // A cached listing hands back the same definitions: their Tools (and compiled schemas)
-      // are reused, and an excluded tool is warned about once.
-      let tool = this.#tools.get(definition);
-      if (tool === undefined) {
-        tool = this.#toTool(definition);
-        this.#tools.set(definition, tool);
-      }
-      if (tool) tools.push(tool);
-    }
-    return tools;
-  }
-
-  #toTool(definition: ToolDefinition): Tool | null {
-    if (this.#session.wire.kind === "http" && this.era === "modern") {
-      try {
-        this.#headerParams.set(definition.name, findHeaderParams(definition.inputSchema ?? {}));
-      } catch (error) {
-        if (!(error instanceof HeaderParamError)) throw error;
-        this.#warn(`Tool ${definition.name} excluded: ${error.message}`);
-        return null;
-      }
-    }
-    return new Tool(
-      definition,
-      this.#options,
-      (tool, args, callOptions) => this.callTool(tool.serverName, args, callOptions),
-      (message) => this.#warn(message),
-    );
+    const definitions = await this.#list("tools/list", "tools", options);
+    return this.#catalog.toTools(definitions as ToolDefinition[]);
   }
 
   /** One tool by the name a model calls (with prefix) or its server name. */
@@ -185,26 +112,23 @@ export class McpClient {
   async callTool(
     name: string,
     args: JsonObject = {},
-    options: RequestOptions & { headers?: Record<string, string> } = {},
+    options: CallToolOptions = {},
   ): Promise<CallToolResult> {
-    const mirrored = () => {
-      const headerParams = this.#headerParams.get(name);
-      return options.headers || !headerParams
-        ? options
-        : { ...options, headers: headerParamValues(headerParams, args) };
-    };
-    let result: JsonObject;
+    const call = () =>
+      this.request(
+        "tools/call",
+        { name, arguments: args },
+        this.#catalog.withHeaders(name, args, options),
+      );
     try {
-      result = await this.request("tools/call", { name, arguments: args }, mirrored());
+      return asCallToolResult(await call());
     } catch (error) {
       // The tool's schema changed since it was listed: list again and retry once
       // (spec: streamable-http, custom headers, client behavior).
-      if (!(isMcpError(error) && error.code === ErrorCode.HeaderMismatch)) throw error;
-      if (options.headers || !this.#headerParams.has(name)) throw error;
+      if (!this.#catalog.isStaleListing(name, error, options)) throw error;
       await this.tools({ ...options, fresh: true });
-      result = await this.request("tools/call", { name, arguments: args }, mirrored());
+      return asCallToolResult(await call());
     }
-    return asCallToolResult(result);
   }
 
   /** Every prompt the server lists. */
@@ -234,13 +158,8 @@ export class McpClient {
   }
 
   /** Reads a resource, answering input rounds; kept for its `ttlMs`. */
-  async readResource(uri: string, options: RequestOptions = {}): Promise<JsonObject> {
-    const key = `resources/read ${uri}`;
-    const cached = this.#cached(key, options);
-    if (cached) return cached as JsonObject;
-    const result = await this.request("resources/read", { uri }, options);
-    this.#cache?.set(this.#slot, key, result, hintsOf(result));
-    return result;
+  readResource(uri: string, options: RequestOptions = {}): Promise<JsonObject> {
+    return this.#cache.read(uri, options, () => this.request("resources/read", { uri }, options));
   }
 
   /** Completion values for a prompt or resource-template argument. */
@@ -270,14 +189,19 @@ export class McpClient {
    * reconnection gives up, or on a drop with `reconnect: false`.
    */
   listen(filter: ListenFilter, options: ListenOptions = {}): Subscription {
-    const deliver = (notification: Notification) => this.deliver(notification);
+    const notifications = this.#notifications;
     const subscription =
       this.era === "modern"
-        ? listenModern(this.#session, filter, deliver, options)
+        ? listenModern(
+            this.#session,
+            filter,
+            (notification) => notifications.deliver(notification),
+            options,
+          )
         : listenLegacy(
             this.#session,
             filter,
-            (listener) => this.#subscribe(listener),
+            (listener) => notifications.subscribe(listener),
             options.signal,
           );
     this.#subscriptions.add(subscription);
@@ -293,29 +217,12 @@ export class McpClient {
    * Sends any request: `_meta` and headers as the era wants, input rounds answered for the
    * methods that may ask, the per-round timeout applied, progress and logs routed.
    */
-  async request(
+  request(
     method: string,
     params: JsonObject = {},
     options: RequestOptions & { headers?: Record<string, string> } = {},
   ): Promise<JsonObject> {
-    const meta: JsonObject = { ...options.meta };
-    if (options.onProgress) meta.progressToken = `progress-${this.#nextToken++}`;
-    const once = (roundParams: JsonObject) => this.#roundTrip(method, roundParams, options, meta);
-    const name = params.name ?? params.uri;
-    const result = ["tools/call", "prompts/get", "resources/read"].includes(method)
-      ? await withInput(method, params, once, {
-          handlers: this.#options.onInput ?? {},
-          maxRounds: this.#options.maxInputRounds ?? 8,
-          signal: options.signal ?? new AbortController().signal,
-          ...(typeof name === "string" ? { name } : {}),
-        })
-      : await once(params);
-    if (result.resultType !== "task") return result;
-    // Only a request that declared the extension may get a task (ext-tasks: capability negotiation).
-    if (!this.#declaresTasks(method) || method !== "tools/call") {
-      throw invalidTask(`The server answered ${method} with a task it was not offered`);
-    }
-    return awaitTask(result, this.#taskLoop(options, typeof name === "string" ? name : undefined));
+    return this.#requests.request(method, params, options);
   }
 
   /**
@@ -323,73 +230,7 @@ export class McpClient {
    * its result, as `callTool` does: a restarted app picks up where it left off.
    */
   async resumeTask(taskId: string, options: RequestOptions = {}): Promise<CallToolResult> {
-    const loop = this.#taskLoop(options, undefined);
-    const state = await loop.send("tasks/get", { taskId }, options.signal);
-    return asCallToolResult(await awaitTask(state, loop));
-  }
-
-  #taskLoop(options: RequestOptions, name: string | undefined): TaskLoop {
-    // Polls carry no progress token: progress does not apply to tasks (ext-tasks).
-    const { timeoutMs } = options;
-    const closing = this.#closing.signal;
-    const signal = options.signal ? AbortSignal.any([options.signal, closing]) : closing;
-    const loop: TaskLoop = {
-      send: (method, params, roundSignal) =>
-        this.#roundTrip(
-          method,
-          params,
-          {
-            ...(roundSignal ? { signal: roundSignal } : {}),
-            ...(timeoutMs !== undefined ? { timeoutMs } : {}),
-          },
-          {},
-        ),
-      handlers: this.#options.onInput ?? {},
-      signal,
-      detach: closing,
-    };
-    if (name !== undefined) loop.name = name;
-    if (options.onTask) loop.onTask = options.onTask;
-    return loop;
-  }
-
-  /** One round trip: the timeout, headers and per-request extensions applied, notifications routed. */
-  async #roundTrip(
-    method: string,
-    params: JsonObject,
-    options: RequestOptions & { headers?: Record<string, string> },
-    meta: JsonObject,
-  ): Promise<JsonObject> {
-    const timeout = this.#timeout(options);
-    try {
-      return await this.#session.request(method, params, {
-        signal: joinSignals(options.signal, timeout),
-        meta,
-        ...(options.headers ? { headers: options.headers } : {}),
-        ...(this.#declaresTasks(method) ? { extensions: TASKS_DECLARED } : {}),
-        onNotification: (notification) => {
-          if (notification.method === "notifications/progress") timeout?.touch();
-          this.#onRequestNotification(notification, options);
-        },
-      });
-    } finally {
-      timeout?.clear();
-    }
-  }
-
-  /**
-   * The tasks extension goes on `tools/call` and the `tasks/*` methods of the modern era, unless
-   * turned off; legacy sessions never declare it, so their calls block.
-   */
-  #declaresTasks(method: string): boolean {
-    if (this.#options.tasks === false || this.era !== "modern") return false;
-    return method === "tools/call" || method.startsWith("tasks/");
-  }
-
-  /** The round trip's timeout, unless turned off with 0. */
-  #timeout(options: RequestOptions): IdleTimeout | undefined {
-    const timeoutMs = options.timeoutMs ?? this.#options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
-    return timeoutMs > 0 ? new IdleTimeout(timeoutMs) : undefined;
+    return asCallToolResult(await this.#requests.resumeTask(taskId, options));
   }
 
   /** Asks for the server's log messages at `level` and above from now on (see `onLog`). */
@@ -407,66 +248,16 @@ export class McpClient {
 
   /** Ends the session (DELETE on legacy HTTP) and the transport (the child process on stdio). */
   async close(): Promise<void> {
-    this.#closing.abort(new Error("The client was closed"));
+    this.#requests.close();
     for (const subscription of this.#subscriptions) subscription.close();
     this.#subscriptions.clear();
-    this.#listeners.clear();
+    this.#notifications.clear();
     await this.#session.close();
   }
 
-  #onRequestNotification(notification: Notification, options: RequestOptions): void {
-    const params = notification.params ?? {};
-    if (notification.method === "notifications/progress") {
-      const progress: { progress: number; total?: number; message?: string } = {
-        progress: Number(params.progress),
-      };
-      if (typeof params.total === "number") progress.total = params.total;
-      if (typeof params.message === "string") progress.message = params.message;
-      options.onProgress?.(progress);
-      return;
-    }
-    this.deliver(notification);
-  }
-
-  /** Routes a notification that reached the client: logs, cache, listeners, the hook. */
-  private deliver(notification: Notification): void {
-    if (notification.method === "notifications/message") {
-      this.#options.onLog?.(notification.params as unknown as LogMessage);
-    }
-    this.#cache?.invalidate(this.#slot.endpoint, notification);
-    for (const listener of this.#listeners) listener(notification);
-    this.#options.onNotification?.(notification);
-  }
-
-  #subscribe(listener: (notification: Notification) => void): () => void {
-    this.#listeners.add(listener);
-    return () => this.#listeners.delete(listener);
-  }
-
-  #warn(message: string): void {
-    (this.#options.onWarning ?? console.warn)(message);
-  }
-
-  #cached(key: string, options: RequestOptions): unknown {
-    return options.fresh ? undefined : this.#cache?.get(this.#slot, key);
-  }
-
-  async #list(method: string, field: string, options: RequestOptions): Promise<JsonObject[]> {
-    const cached = this.#cached(method, options);
-    if (cached) return cached as JsonObject[];
-    const { items, hints } = await listAll(
-      (params) => this.request(method, params, options),
-      field,
+  #list(method: string, field: string, options: RequestOptions): Promise<JsonObject[]> {
+    return this.#cache.list(method, field, options, (params) =>
+      this.request(method, params, options),
     );
-    this.#cache?.set(this.#slot, method, items, hints);
-    return items;
   }
-}
-
-/** A `tools/call` result with its `content` always an array. */
-function asCallToolResult(result: JsonObject): CallToolResult {
-  return {
-    ...result,
-    content: Array.isArray(result.content) ? result.content : [],
-  } as CallToolResult;
 }

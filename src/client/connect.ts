@@ -1,16 +1,14 @@
 import { MODERN_VERSION } from "../protocol/versions.js";
 import { McpError, McpHttpError } from "./errors.js";
 import { HttpWire } from "./http-wire.js";
-import {
-  isLegacyAnswer,
-  LegacySession,
-  ModernSession,
-  type Session,
-  type SessionConfig,
-} from "./session.js";
+import { answerInput, capabilitiesFor, inputContextOf } from "./input.js";
+import { LegacySession } from "./legacy-session.js";
+import { isLegacyAnswer, ModernSession } from "./modern-session.js";
+import type { McpClientOptions } from "./options.js";
+import type { Session, SessionConfig } from "./session.js";
 import { sleep } from "./sse.js";
 import { SseWire } from "./sse-wire.js";
-import type { Era } from "./types.js";
+import type { Era, Notification } from "./types.js";
 import type { Wire } from "./wire.js";
 
 /** How a client finds its server's era. */
@@ -186,5 +184,43 @@ async function openLegacyOrSse(
       throw error;
     }
     return openLegacy(sse, config, options);
+  }
+}
+
+/**
+ * Opens a client's session on `target` (a Streamable HTTP URL, or a wire such as stdio): the
+ * wire's handlers installed (notifications to `onNotification`, server requests to `onInput`),
+ * the capabilities the callbacks imply declared, the era detected. A wire that fails to open
+ * is closed.
+ */
+export async function openClientSession(
+  target: string | URL | Wire,
+  options: McpClientOptions,
+  onNotification: (notification: Notification) => void,
+): Promise<Session> {
+  const wire =
+    typeof target === "string" || target instanceof URL ? new HttpWire(target, options) : target;
+  const handlers = options.onInput ?? {};
+  wire.handlers = {
+    notification: onNotification,
+    request: (method, params, origin) =>
+      answerInput(handlers, method, params, inputContextOf(origin)),
+  };
+  const config: SessionConfig = {
+    clientInfo: options.clientInfo ?? { name: "mcp-mount-client", version: "0.1.0" },
+    capabilities: { ...capabilitiesFor(handlers), ...options.capabilities },
+    ...(options.logLevel ? { logLevel: options.logLevel } : {}),
+  };
+  const era: EraOptions = {
+    era: options.era ?? "auto",
+    eraCache: options.eraCache === false ? undefined : (options.eraCache ?? rememberedEras),
+    probeTimeoutMs: options.probeTimeoutMs ?? 3_000,
+  };
+  if (options.signal) era.signal = options.signal;
+  try {
+    return await openSession(wire, config, era);
+  } catch (error) {
+    await wire.close().catch(() => {});
+    throw error;
   }
 }
