@@ -1,6 +1,5 @@
 import { createInterface } from "node:readline";
 import type { Readable, Writable } from "node:stream";
-import { type ListenFilter, ListenHub, listenSink, parseListenFilter } from "../server/listen-hub.js";
 import { ErrorCode, invalidParams, isMcpError, McpError } from "../protocol/errors.js";
 import type {
   JsonObject,
@@ -10,17 +9,20 @@ import type {
 } from "../protocol/messages.js";
 import { isNotification, isObject, isRequest, isResponse } from "../protocol/messages.js";
 import { answerDepthError, paramsDepthError } from "../protocol/params.js";
-import { isLogLevel, LEGACY_VERSIONS, type LogLevel } from "../protocol/versions.js";
+import { LEGACY_VERSIONS, type LogLevel } from "../protocol/versions.js";
 import type { RequestEnv } from "../server/context.js";
 import { type DispatchRuntime, dispatch, hasMethod } from "../server/dispatch.js";
+import { initializeParamsError, initializeResult, negotiateVersion } from "../server/initialize.js";
 import {
-  initializeParamsError,
-  initializeResult,
-  negotiateVersion,
-} from "../server/initialize.js";
+  type ListenFilter,
+  ListenHub,
+  listenSink,
+  parseListenFilter,
+} from "../server/listen-hub.js";
 import type { McpServer } from "../server/mcp-server.js";
 import { isModernRequest, readModernMeta, unsupportedVersion } from "../server/modern-meta.js";
 import { createStateSealer } from "../server/request-state.js";
+import { answerSessionMethod, isSessionMethod } from "../server/session-methods.js";
 import type { Implementation } from "../server/types.js";
 import { memoryStore } from "../store/memory.js";
 import type { McpStore } from "../store/types.js";
@@ -56,13 +58,6 @@ interface StdioSession {
   logLevel?: LogLevel;
   subscriptions: Set<string>;
 }
-
-const SESSION_METHODS = new Set([
-  "ping",
-  "logging/setLevel",
-  "resources/subscribe",
-  "resources/unsubscribe",
-]);
 
 /**
  * Serves `server` over newline-delimited JSON-RPC on stdin/stdout (PROTOCOL §4), in both eras:
@@ -243,18 +238,13 @@ export function serveStdio(server: McpServer, options: StdioOptions = {}): Stdio
         request.id,
         invalidParams("Send initialize first, or _meta with a protocol version"),
       );
-    if (SESSION_METHODS.has(request.method)) {
-      if (request.method === "logging/setLevel") {
-        if (!isLogLevel(params.level))
-          return fail(request.id, invalidParams(`Unknown log level: ${String(params.level)}`));
-        session.logLevel = params.level;
-      } else if (request.method !== "ping") {
-        if (typeof params.uri !== "string")
-          return fail(request.id, invalidParams("uri must be a string"));
-        if (request.method === "resources/subscribe") session.subscriptions.add(params.uri);
-        else session.subscriptions.delete(params.uri);
-      }
-      return write({ jsonrpc: "2.0", id: request.id, result: {} });
+    if (isSessionMethod(request.method)) {
+      const outcome = answerSessionMethod(request.method, params, session);
+      if ("error" in outcome) return fail(request.id, outcome.error);
+      if (outcome.change && "logLevel" in outcome.change)
+        session.logLevel = outcome.change.logLevel;
+      else if (outcome.change) session.subscriptions = new Set(outcome.change.subscriptions);
+      return write({ jsonrpc: "2.0", id: request.id, result: outcome.result });
     }
     void run(request, {
       era: "legacy",
