@@ -1,5 +1,4 @@
-import type { AuthInfo } from "../server/types.js";
-import type { AppAuthRequest, AppPrincipal, McpAuth, TokenVerdict } from "./types.js";
+import type { AppAuthRequest, AppPrincipal, AuthInfo, McpAuth, TokenVerdict } from "./types.js";
 
 /** Options of {@link appAuth}. */
 export interface AppAuthOptions {

@@ -1,6 +1,5 @@
 import type { JsonObject } from "../protocol/messages.js";
-import type { AuthInfo } from "../server/types.js";
-import type { McpAuth, TokenVerdict } from "./types.js";
+import type { AuthInfo, McpAuth, TokenVerdict } from "./types.js";
 
 /** Thrown by a `verify` function to reject a token with a reason the client may read. */
 export class InvalidTokenError extends Error {

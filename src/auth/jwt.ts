@@ -10,9 +10,8 @@ import {
   jwtVerify,
 } from "jose";
 import type { JsonObject } from "../protocol/messages.js";
-import type { AuthInfo } from "../server/types.js";
 import { bearerAuth, InvalidTokenError, type ResourceServerOptions } from "./bearer.js";
-import type { McpAuth } from "./types.js";
+import type { AuthInfo, McpAuth } from "./types.js";
 
 const ASYMMETRIC = [
   "RS256",

@@ -1,5 +1,15 @@
 import type { JsonObject } from "../protocol/messages.js";
-import type { AuthInfo } from "../server/types.js";
+
+/** The verified caller, when the handler is mounted behind auth. */
+export interface AuthInfo {
+  issuer?: string;
+  subject?: string;
+  clientId?: string;
+  scopes: string[];
+  claims?: JsonObject;
+  /** The raw token, only when the auth layer was asked to expose it. */
+  token?: string;
+}
 
 /** The verdict on one bearer token. */
 export type TokenVerdict =

@@ -1,3 +1,4 @@
+import type { AuthInfo } from "../auth/types.js";
 import type { JsonObject, RequestId } from "../protocol/messages.js";
 import type { ToolAnnotations } from "../protocol/tool-annotations.js";
 import type { LogLevel } from "../protocol/versions.js";
@@ -32,18 +33,8 @@ export interface ToolResult {
   _meta?: JsonObject;
 }
 
-export type { ToolAnnotations };
-
-/** The verified caller, when the handler is mounted behind auth. */
-export interface AuthInfo {
-  issuer?: string;
-  subject?: string;
-  clientId?: string;
-  scopes: string[];
-  claims?: JsonObject;
-  /** The raw token, only when the auth layer was asked to expose it. */
-  token?: string;
-}
+/** Types defined lower down (auth, protocol) that handlers meet, re-exported for one import. */
+export type { AuthInfo, ToolAnnotations };
 
 /** Which era a request belongs to. */
 export type Era = "modern" | "legacy";
