@@ -3,6 +3,7 @@ import { isObject } from "../protocol/messages.js";
 import type { LogLevel } from "../protocol/versions.js";
 import { ClientCache } from "./client-cache.js";
 import { openClientSession } from "./connect.js";
+import { followTask } from "./ext/tasks/index.js";
 import { listenLegacy, listenModern, type Subscription } from "./listen.js";
 import { NotificationRouter } from "./notification-router.js";
 import type { Listed, McpClientOptions } from "./options.js";
@@ -230,7 +231,8 @@ export class McpClient {
    * its result, as `callTool` does: a restarted app picks up where it left off.
    */
   async resumeTask(taskId: string, options: RequestOptions = {}): Promise<CallToolResult> {
-    return asCallToolResult(await this.#requests.resumeTask(taskId, options));
+    const request = this.#requests.extensionRequest("tasks/get", { taskId }, options);
+    return asCallToolResult(await followTask(taskId, request));
   }
 
   /** Asks for the server's log messages at `level` and above from now on (see `onLog`). */

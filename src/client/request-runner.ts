@@ -1,8 +1,9 @@
 import type { JsonObject } from "../protocol/messages.js";
+import { clientExtensions } from "./ext/index.js";
+import type { ClientExtension, ExtensionRequest } from "./extension.js";
 import { withInput } from "./input.js";
 import type { McpClientOptions } from "./options.js";
 import type { ServerDescription, Session } from "./session.js";
-import { awaitTask, invalidTask, TASKS_DECLARED, type TaskLoop } from "./tasks.js";
 import { IdleTimeout, joinSignals } from "./timeout.js";
 import type { Notification, RequestOptions } from "./types.js";
 
@@ -22,8 +23,9 @@ export class RequestRunner {
   readonly #session: Session;
   readonly #options: McpClientOptions;
   readonly #deliver: (notification: Notification) => void;
+  readonly #extensions: readonly ClientExtension[];
   #nextToken = 1;
-  /** Aborted by `close()`: tasks still being followed stop, and are left to run. */
+  /** Aborted by `close()`: what extensions still follow (tasks) stops, and is left to run. */
   readonly #closing = new AbortController();
 
   constructor(
@@ -34,9 +36,13 @@ export class RequestRunner {
     this.#session = session;
     this.#options = options;
     this.#deliver = deliver;
+    this.#extensions = clientExtensions(options);
   }
 
-  /** Sends a request and follows it to its result: input rounds, then a task if one was made. */
+  /**
+   * Sends a request and follows it to its result: input rounds, then what an extension makes
+   * of a result the core does not know (a created task).
+   */
   async request(method: string, params: JsonObject, options: RunOptions): Promise<JsonObject> {
     const meta: JsonObject = { ...options.meta };
     if (options.onProgress) meta.progressToken = `progress-${this.#nextToken++}`;
@@ -50,19 +56,34 @@ export class RequestRunner {
           ...(typeof name === "string" ? { name } : {}),
         })
       : await once(params);
-    if (result.resultType !== "task") return result;
-    // Only a request that declared the extension may get a task (ext-tasks: capability negotiation).
-    if (!this.#declaresTasks(method) || method !== "tools/call") {
-      throw invalidTask(`The server answered ${method} with a task it was not offered`);
+    // Results the core knows are answers; any other kind is an extension's to follow.
+    if (result.resultType === undefined || result.resultType === "complete") return result;
+    const request = this.extensionRequest(method, params, options);
+    for (const extension of this.#extensions) {
+      const followed = extension.follow(result, request);
+      if (followed) return followed;
     }
-    return awaitTask(result, this.#taskLoop(options, typeof name === "string" ? name : undefined));
+    return result;
   }
 
-  /** Follows a task the server created for a `tools/call` to its result. */
-  async resumeTask(taskId: string, options: RequestOptions): Promise<JsonObject> {
-    const loop = this.#taskLoop(options, undefined);
-    const state = await loop.send("tasks/get", { taskId }, options.signal);
-    return awaitTask(state, loop);
+  /** The request as extensions see it: follow-up round trips carry its timeout, not its progress. */
+  extensionRequest(method: string, params: JsonObject, options: RequestOptions): ExtensionRequest {
+    const { timeoutMs } = options;
+    return {
+      method,
+      params,
+      options,
+      era: this.#session.era,
+      handlers: this.#options.onInput ?? {},
+      closing: this.#closing.signal,
+      send: (roundMethod, roundParams, signal) =>
+        this.#roundTrip(
+          roundMethod,
+          roundParams,
+          { ...(signal ? { signal } : {}), ...(timeoutMs !== undefined ? { timeoutMs } : {}) },
+          {},
+        ),
+    };
   }
 
   /** Reads `server/discover` again under the request timeout. */
@@ -75,34 +96,9 @@ export class RequestRunner {
     }
   }
 
-  /** Stops following tasks: the client closed. */
+  /** Stops what extensions still follow: the client closed. */
   close(): void {
     this.#closing.abort(new Error("The client was closed"));
-  }
-
-  #taskLoop(options: RequestOptions, name: string | undefined): TaskLoop {
-    // Polls carry no progress token: progress does not apply to tasks (ext-tasks).
-    const { timeoutMs } = options;
-    const closing = this.#closing.signal;
-    const signal = options.signal ? AbortSignal.any([options.signal, closing]) : closing;
-    const loop: TaskLoop = {
-      send: (method, params, roundSignal) =>
-        this.#roundTrip(
-          method,
-          params,
-          {
-            ...(roundSignal ? { signal: roundSignal } : {}),
-            ...(timeoutMs !== undefined ? { timeoutMs } : {}),
-          },
-          {},
-        ),
-      handlers: this.#options.onInput ?? {},
-      signal,
-      detach: closing,
-    };
-    if (name !== undefined) loop.name = name;
-    if (options.onTask) loop.onTask = options.onTask;
-    return loop;
   }
 
   /** One round trip: the timeout, headers and per-request extensions applied, notifications routed. */
@@ -113,12 +109,13 @@ export class RequestRunner {
     meta: JsonObject,
   ): Promise<JsonObject> {
     const timeout = this.#timeout(options);
+    const extensions = this.#declarations(method);
     try {
       return await this.#session.request(method, params, {
         signal: joinSignals(options.signal, timeout),
         meta,
         ...(options.headers ? { headers: options.headers } : {}),
-        ...(this.#declaresTasks(method) ? { extensions: TASKS_DECLARED } : {}),
+        ...(extensions ? { extensions } : {}),
         onNotification: (notification) => {
           if (notification.method === "notifications/progress") timeout?.touch();
           this.#onRequestNotification(notification, options);
@@ -129,13 +126,14 @@ export class RequestRunner {
     }
   }
 
-  /**
-   * The tasks extension goes on `tools/call` and the `tasks/*` methods of the modern era, unless
-   * turned off; legacy sessions never declare it, so their calls block.
-   */
-  #declaresTasks(method: string): boolean {
-    if (this.#options.tasks === false || this.#session.era !== "modern") return false;
-    return method === "tools/call" || method.startsWith("tasks/");
+  /** What the extensions declare on a request of `method`, keyed by their ids. */
+  #declarations(method: string): JsonObject | undefined {
+    const declared: JsonObject = {};
+    for (const extension of this.#extensions) {
+      const settings = extension.declaredOn(method, this.#session.era);
+      if (settings) declared[extension.id] = settings;
+    }
+    return Object.keys(declared).length > 0 ? declared : undefined;
   }
 
   /** The round trip's timeout, unless turned off with 0. */

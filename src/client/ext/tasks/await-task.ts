@@ -1,13 +1,9 @@
-import { ErrorCode, McpError } from "../protocol/errors.js";
-import { TASKS_EXTENSION } from "../protocol/extensions.js";
-import { isObject, type JsonObject } from "../protocol/messages.js";
-import { type InputRequest, InputRequiredError } from "./errors.js";
-import { answerInput, canAnswer } from "./input.js";
-import { sleep } from "./sse.js";
-import type { InputContext, InputHandlers, Task } from "./types.js";
-
-/** What a request declares to take part in the extension (ext-tasks: capability negotiation). */
-export const TASKS_DECLARED: JsonObject = { [TASKS_EXTENSION]: {} };
+import { ErrorCode, McpError } from "../../../protocol/errors.js";
+import { isObject, type JsonObject } from "../../../protocol/messages.js";
+import { type InputRequest, InputRequiredError } from "../../errors.js";
+import { answerInput, canAnswer } from "../../input.js";
+import { sleep } from "../../sse.js";
+import type { InputContext, InputHandlers, Task } from "../../types.js";
 
 /** Bounds on the server's suggested poll interval, so neither side is overwhelmed. */
 const POLL_MS = { min: 50, max: 5_000, fallback: 1_000 } as const;
