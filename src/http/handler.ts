@@ -24,7 +24,7 @@ import { authenticate, insufficientScope, isMetadataRequest, serveMetadata } fro
 import { type Caller, type HandlerCore, type RequestInfo, toRequestInfo } from "./core.js";
 import { InFlight } from "./in-flight.js";
 import { isBrowserVisit, landingPage } from "./landing-page.js";
-import { LegacyEra, type LegacyOptions } from "./legacy.js";
+import { createLegacyEra, type LegacyOptions } from "./legacy/era.js";
 import { handleModern } from "./modern.js";
 import { isHostAllowed, isOriginAllowed } from "./origin.js";
 import { asForwarded, clientAddressOf, proxyHops, type TrustProxy } from "./proxy.js";
@@ -222,7 +222,7 @@ export function createMcpHandler<App = unknown>(
   const legacy =
     options.legacy === false
       ? undefined
-      : new LegacyEra(core, store, options.legacy === true ? {} : (options.legacy ?? {}));
+      : createLegacyEra(core, store, options.legacy === true ? {} : (options.legacy ?? {}));
   const auth = options.auth;
   // Stateless legacy mode serves no GET streams and no DELETE: sessions are what they act on.
   const allow = legacy && !legacy.stateless ? "GET, POST, DELETE" : "POST";
@@ -419,7 +419,7 @@ export function createMcpHandler<App = unknown>(
       toWebResponse(await handle(fromWebRequest(request, fetchOptions))),
     handle,
     ready: core.hub.ready,
-    stats: () => ({ streams: core.slots.size, sessionsHeld: legacy?.held ?? 0 }),
+    stats: () => ({ streams: core.slots.size, sessionsHeld: legacy?.sessionsHeld ?? 0 }),
     async health() {
       const store = await storeAnswers();
       return { ready: !closing && store === "up", draining: closing, store };

@@ -1,4 +1,4 @@
-import type { LegacyStream } from "./legacy-stream.js";
+import type { LegacyStream } from "./stream.js";
 
 /** Options of {@link AwaitingStreams}. */
 export interface AwaitingStreamsOptions {

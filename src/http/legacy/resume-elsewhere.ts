@@ -1,11 +1,11 @@
-import { ErrorCode, McpError } from "../protocol/errors.js";
-import type { JsonRpcMessage } from "../protocol/messages.js";
-import { publish, subscribe } from "../store/channels.js";
-import type { McpStore } from "../store/types.js";
-import { Channels } from "./channels.js";
-import { LegacyStream, requestIdOfStream } from "./legacy-stream.js";
-import { errorMessage } from "./responses.js";
-import type { SseStream } from "./sse.js";
+import { ErrorCode, McpError } from "../../protocol/errors.js";
+import type { JsonRpcMessage } from "../../protocol/messages.js";
+import { publish, subscribe } from "../../store/channels.js";
+import type { McpStore } from "../../store/types.js";
+import { errorMessage } from "../responses.js";
+import type { SseStream } from "../sse.js";
+import { LegacyChannels } from "./channels.js";
+import { LegacyStream, requestIdOfStream } from "./stream.js";
 
 /** What {@link resumeElsewhere} needs from the legacy era. */
 export interface ResumeContext {
@@ -34,7 +34,7 @@ export async function resumeElsewhere(
   const { store, onError } = context;
   const stream = new LegacyStream({ sessionId, id: streamId, log: store.events, onError });
   let heard = true;
-  const unsubscribe = await subscribe(store.bus, Channels.stream(stream.logKey), (event) => {
+  const unsubscribe = await subscribe(store.bus, LegacyChannels.stream(stream.logKey), (event) => {
     heard = true;
     stream.relay(event);
   });
@@ -45,7 +45,7 @@ export async function resumeElsewhere(
     if (heard) missed = 0;
     else if (++missed >= 2) return ownerGone(stream);
     heard = false;
-    publish(store.bus, Channels.session(sessionId), { t: "alive?", stream: streamId }).catch(
+    publish(store.bus, LegacyChannels.session(sessionId), { t: "alive?", stream: streamId }).catch(
       onError,
     );
   }, context.checkMs);

@@ -1,6 +1,6 @@
-import { publish, subscribe } from "../store/channels.js";
-import type { EventBus, SessionRecord, SessionStore } from "../store/types.js";
-import { Channels } from "./channels.js";
+import { publish, subscribe } from "../../store/channels.js";
+import type { EventBus, SessionRecord, SessionStore } from "../../store/types.js";
+import { LegacyChannels } from "./channels.js";
 
 /** Longest time a record is served from memory; a quarter of the idle timeout when shorter. */
 const MAX_FRESH_MS = 5_000;
@@ -29,7 +29,9 @@ export class SessionCache {
     this.#freshMs = Math.min(MAX_FRESH_MS, store.idleMs / 4);
     this.#sweeper = setInterval(() => this.#forgetStale(performance.now()), this.#freshMs);
     (this.#sweeper as { unref?: () => void }).unref?.();
-    this.#unsubscribe = subscribe(bus, Channels.sessionRecords, (id) => this.#entries.delete(id));
+    this.#unsubscribe = subscribe(bus, LegacyChannels.sessionRecords, (id) =>
+      this.#entries.delete(id),
+    );
     this.#unsubscribe.then(
       () => {
         this.#listening = true;
@@ -73,7 +75,7 @@ export class SessionCache {
   async changed(...ids: string[]): Promise<void> {
     for (const id of ids) {
       this.#entries.delete(id);
-      await publish(this.#bus, Channels.sessionRecords, id);
+      await publish(this.#bus, LegacyChannels.sessionRecords, id);
     }
   }
 

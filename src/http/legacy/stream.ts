@@ -1,7 +1,7 @@
-import type { JsonObject, JsonRpcMessage, RequestId } from "../protocol/messages.js";
-import type { EventLog, LoggedEvent } from "../store/types.js";
-import { fromBase64, fromUtf8, toBase64Url, utf8 } from "../utils/base64.js";
-import type { SseStream } from "./sse.js";
+import type { JsonObject, JsonRpcMessage, RequestId } from "../../protocol/messages.js";
+import type { EventLog, LoggedEvent } from "../../store/types.js";
+import { fromBase64, fromUtf8, toBase64Url, utf8 } from "../../utils/base64.js";
+import type { SseStream } from "../sse.js";
 
 /** Separates a stream id from the event counter inside an SSE event id. */
 const SEPARATOR = ".";

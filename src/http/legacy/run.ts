@@ -1,0 +1,142 @@
+import type { JsonObject, JsonRpcRequest } from "../../protocol/messages.js";
+import { answerDepthError, paramsDepthError } from "../../protocol/params.js";
+import type { LogLevel } from "../../protocol/versions.js";
+import type { Implementation } from "../../server/types.js";
+import { LazyAbort } from "../../utils/lazy-abort.js";
+import type { Caller, HandlerCore } from "../core.js";
+import { exchange } from "../exchange.js";
+import { errorResponse } from "../responses.js";
+import { SSE_HEADERS, SseStream } from "../sse.js";
+import type { McpHttpResponse } from "../types.js";
+import type { LegacyStream } from "./stream.js";
+
+/** The first version whose SSE streams start with a priming event. */
+export const PRIMING_VERSION = "2025-11-25";
+
+/** What a legacy request knows of the client from its session (or, stateless, its headers). */
+export interface LegacyPeer {
+  protocolVersion: string;
+  capabilities: JsonObject;
+  clientInfo?: Implementation;
+  logLevel?: LogLevel;
+  /** The session's id; none when served statelessly. */
+  sessionId?: string;
+}
+
+/** Where a legacy request's streams, cancellation and server requests live. */
+export interface RequestHost {
+  /** Opens the request's response stream, once it sends something before its answer. */
+  openStream(requestId: JsonRpcRequest["id"]): LegacyStream;
+  /** Ends the response stream after the answer. */
+  finishStream(stream: LegacyStream): void;
+  /** Makes the request cancellable by `notifications/cancelled`; returns its untracking. */
+  track(requestId: string, abort: LazyAbort): () => void;
+  /** Sends a server request to the client on `stream` and awaits its answer (sessions only). */
+  request?(
+    stream: LegacyStream,
+    method: string,
+    params: JsonObject,
+    signal: AbortSignal,
+  ): Promise<JsonObject>;
+  /** Why the request cannot ask the client for input (no session), for each capability. */
+  refuseInput?(capability: string): Error;
+  /** Once the request has its answer. */
+  done(): void;
+}
+
+/** How one legacy request runs. */
+export interface LegacyRequest {
+  request: JsonRpcRequest;
+  peer: LegacyPeer;
+  host: RequestHost;
+  caller: Caller;
+  /** `retry:` hint when the handler closes its stream early. */
+  retryMs: number;
+}
+
+/**
+ * Runs a request. JSON unless the handler sends something first; then an SSE stream that
+ * carries its notifications and server requests, each event logged for resumption.
+ */
+export function runLegacyRequest(
+  core: HandlerCore,
+  { request, peer, host, caller, retryMs }: LegacyRequest,
+): Promise<McpHttpResponse> {
+  // Before anything walks them: recursive walkers would overflow the stack on deeper params.
+  const tooDeep = paramsDepthError(request.params);
+  if (tooDeep) {
+    host.done();
+    return Promise.resolve(errorResponse(400, tooDeep, { id: request.id }));
+  }
+  // Disconnecting is not cancellation in this era; notifications/cancelled and DELETE are.
+  const abort = new LazyAbort();
+  const untrack = host.track(String(request.id), abort);
+  const params = request.params ?? {};
+  const primes = peer.protocolVersion >= PRIMING_VERSION;
+  const ask = host.request?.bind(host);
+  let stream: LegacyStream | undefined;
+  return exchange(
+    core,
+    { id: request.id, method: request.method, params },
+    {
+      era: "legacy",
+      client: peer.clientInfo,
+      caller,
+      // JSON-RPC errors travel as 200 in this era, so clients read them as errors, not
+      // transport failures.
+      errorStatus: () => 200,
+      openStream(answer) {
+        const opened = host.openStream(request.id);
+        stream = opened;
+        const writer = new SseStream();
+        opened.attach(writer);
+        if (primes) opened.prime(writer);
+        answer({ status: 200, headers: { ...SSE_HEADERS }, body: writer.readable });
+        return {
+          send: (message) => opened.send(message),
+          // Logged with the end, so a client resuming on another process gets it at once.
+          end({ body }) {
+            opened.send(body as never);
+            host.finishStream(opened);
+          },
+        };
+      },
+      env: (open) => ({
+        era: "legacy",
+        protocolVersion: peer.protocolVersion,
+        clientCapabilities: peer.capabilities,
+        clientInfo: peer.clientInfo,
+        logLevel: peer.logLevel ?? "debug",
+        abort,
+        auth: caller.auth,
+        app: caller.app,
+        hideUnauthorized: core.hideUnauthorized,
+        sessionId: peer.sessionId,
+        send: (notification) => {
+          if (!abort.aborted) open().send(notification);
+        },
+        request: ask
+          ? async (method, requestParams, signal) => {
+              open();
+              const answer = await ask(stream!, method, requestParams, signal);
+              const tooDeep = answerDepthError(method, answer);
+              if (tooDeep) throw tooDeep;
+              return answer;
+            }
+          : undefined,
+        refuseInput: host.refuseInput,
+        closeStream: primes
+          ? () => {
+              open();
+              stream!.detach(retryMs);
+            }
+          : undefined,
+        onError: (error) => core.reportError(error, request.method, caller.app),
+      }),
+      done() {
+        untrack();
+        host.done();
+      },
+    },
+  );
+}

@@ -1,0 +1,216 @@
+import { ErrorCode, McpError } from "../../protocol/errors.js";
+import type { JsonRpcNotification, JsonRpcRequest } from "../../protocol/messages.js";
+import type { LogLevel } from "../../protocol/versions.js";
+import { principalKey } from "../../server/access.js";
+import type { AuthInfo, Implementation } from "../../server/types.js";
+import type { McpStore, SessionRecord } from "../../store/types.js";
+import type { Caller, HandlerCore } from "../core.js";
+import { errorResponse } from "../responses.js";
+import type { McpHttpRequest, McpHttpResponse } from "../types.js";
+import type { LegacyEra, LegacySettings } from "./era.js";
+import { serveGet } from "./get-stream.js";
+import { StreamHandoffs } from "./handoff.js";
+import type { HeldSession } from "./held-session.js";
+import {
+  answerInitialize,
+  isAnswer,
+  type LegacyMessage,
+  requestIdOf,
+  sessionError,
+  shuttingDown,
+  sortMessage,
+  versionHeaderError,
+} from "./incoming.js";
+import { type LegacyPeer, type RequestHost, runLegacyRequest } from "./run.js";
+import { applySessionMethod, isSessionMethod } from "./session-methods.js";
+import { Sessions } from "./sessions.js";
+import { answer503OnStoreOutage } from "./store-outage.js";
+
+/**
+ * The legacy era with sessions (PROTOCOL §3): `initialize` opens one, named by `Mcp-Session-Id`
+ * on every later request; a session has a GET stream for server messages, resumable streams and
+ * server requests, and ends on DELETE or when idle. Every process sharing the store serves every
+ * session.
+ */
+export class SessionfulLegacy implements LegacyEra {
+  readonly stateless = false;
+  readonly #core: HandlerCore;
+  readonly #settings: LegacySettings;
+  readonly #sessions: Sessions;
+  readonly #handoffs: StreamHandoffs;
+  readonly #store: McpStore;
+  readonly #sweeper: ReturnType<typeof setInterval>;
+  #handingOver: Promise<void> | undefined;
+
+  constructor(core: HandlerCore, store: McpStore, settings: LegacySettings) {
+    this.#core = core;
+    this.#store = store;
+    this.#settings = settings;
+    this.#sessions = new Sessions(core, store, settings, (held, event) =>
+      this.#handoffs.onRemote(held, event),
+    );
+    this.#handoffs = new StreamHandoffs(core, store, this.#sessions, settings.retryMs);
+    this.#sweeper = setInterval(() => void this.#sessions.sweep(), settings.sweepIntervalMs);
+    (this.#sweeper as { unref?: () => void }).unref?.();
+  }
+
+  get sessionsHeld(): number {
+    return this.#sessions.heldCount;
+  }
+
+  post(req: McpHttpRequest, message: LegacyMessage, caller: Caller = {}): Promise<McpHttpResponse> {
+    const id = requestIdOf(message);
+    return answer503OnStoreOutage(() => this.#post(req, message, caller), this.#report, id);
+  }
+
+  get(req: McpHttpRequest, auth?: AuthInfo): Promise<McpHttpResponse> {
+    return answer503OnStoreOutage(() => this.#get(req, auth), this.#report);
+  }
+
+  delete(req: McpHttpRequest, auth?: AuthInfo): Promise<McpHttpResponse> {
+    return answer503OnStoreOutage(() => this.#delete(req, auth), this.#report);
+  }
+
+  /**
+   * The first step of a drain: every GET stream this process holds is offered to the other
+   * processes (the one that takes it logs its events until the client resumes there with
+   * `Last-Event-ID`, so nothing published meanwhile is lost), then its connection is closed with
+   * a `retry:` hint. Requests in flight go on.
+   */
+  handOver(): Promise<void> {
+    this.#handingOver ??= (async () => {
+      this.#sessions.startDraining();
+      clearInterval(this.#sweeper);
+      await this.#handoffs.offerAll();
+    })();
+    return this.#handingOver;
+  }
+
+  async close(): Promise<void> {
+    await this.handOver();
+    await this.#sessions.close("Server is shutting down");
+    await this.#handoffs.close();
+  }
+
+  readonly #report = (error: unknown) => this.#core.reportError(error);
+
+  async #post(
+    req: McpHttpRequest,
+    message: LegacyMessage,
+    caller: Caller,
+  ): Promise<McpHttpResponse> {
+    const { auth } = caller;
+    const id = requestIdOf(message);
+    const wrongVersion = versionHeaderError(req, id);
+    if (wrongVersion) return wrongVersion;
+    const sessionId = req.header("mcp-session-id");
+    const sorted = sortMessage(message);
+    if (isAnswer(sorted)) return sorted;
+    if (sorted.kind === "initialize") {
+      if (sessionId !== null) return sessionError(400, "Session is already initialized", id);
+      const client = this.#core.clientOf(req, auth);
+      return answerInitialize(this.#core, sorted.request, (params, version) =>
+        this.#sessions.open(params, version, principalKey(auth), client),
+      );
+    }
+    if (sessionId === null) return sessionError(400, "Mcp-Session-Id header is required", id);
+    // Only requests make a session warm: notifications and replies read it without caching.
+    const record = await this.#sessions.find(
+      sessionId,
+      principalKey(auth),
+      sorted.kind === "request",
+    );
+    if (!record) return sessionError(404, "Session not found", id);
+    switch (sorted.kind) {
+      case "reply":
+        return (await this.#sessions.routeReply(record.id, sorted.reply))
+          ? { status: 202, headers: {}, body: null }
+          : sessionError(404, `No server request is waiting for id ${String(sorted.reply.id)}`);
+      case "notification":
+        return this.#notification(record, sorted.notification);
+      case "request":
+        return this.#request(record, sorted.request, caller);
+    }
+  }
+
+  async #request(
+    record: SessionRecord,
+    request: JsonRpcRequest,
+    caller: Caller,
+  ): Promise<McpHttpResponse> {
+    // A drain may have begun while the session was read: nothing new starts here now.
+    if (this.#sessions.draining) return shuttingDown(request.id);
+    if (isSessionMethod(request.method)) {
+      const { response, change } = applySessionMethod(record, request);
+      if (change) await this.#sessions.update(record.id, change);
+      return response;
+    }
+    const held = this.#sessions.hold(record);
+    return runLegacyRequest(this.#core, {
+      request,
+      peer: peerOf(record),
+      host: this.#hostIn(held),
+      caller,
+      retryMs: this.#settings.retryMs,
+    });
+  }
+
+  /** Where a request of a held session runs: its streams, cancellation and server requests. */
+  #hostIn(held: HeldSession): RequestHost {
+    return {
+      openStream: (requestId) => held.openStream(requestId),
+      finishStream: (stream) => held.finishStream(stream),
+      track: (requestId, abort) => held.track(requestId, abort),
+      request: (stream, method, params, signal) => held.request(stream, method, params, signal),
+      done: () => this.#sessions.release(held),
+    };
+  }
+
+  #notification(record: SessionRecord, message: JsonRpcNotification): McpHttpResponse {
+    const requestId = message.params?.requestId;
+    if (message.method === "notifications/cancelled" && requestId !== undefined)
+      this.#sessions.cancel(record.id, String(requestId));
+    return { status: 202, headers: {}, body: null };
+  }
+
+  async #get(req: McpHttpRequest, auth: AuthInfo | undefined): Promise<McpHttpResponse> {
+    const accept = req.header("accept") ?? "";
+    if (!/text\/event-stream|\*\/\*/.test(accept))
+      return errorResponse(
+        406,
+        new McpError(ErrorCode.InvalidRequest, "Accept must include text/event-stream"),
+      );
+    const sessionId = req.header("mcp-session-id");
+    if (sessionId === null) return sessionError(400, "Mcp-Session-Id header is required");
+    const record = await this.#sessions.find(sessionId, principalKey(auth));
+    if (!record) return sessionError(404, "Session not found");
+    const context = {
+      core: this.#core,
+      store: this.#store,
+      sessions: this.#sessions,
+      handoffs: this.#handoffs,
+      resumeCheckMs: this.#settings.resumeCheckMs,
+    };
+    return serveGet(context, req, record, auth);
+  }
+
+  async #delete(req: McpHttpRequest, auth: AuthInfo | undefined): Promise<McpHttpResponse> {
+    const sessionId = req.header("mcp-session-id");
+    if (sessionId === null) return sessionError(400, "Mcp-Session-Id header is required");
+    const record = await this.#sessions.find(sessionId, principalKey(auth));
+    if (!record || !(await this.#sessions.end(sessionId, "Session deleted")))
+      return sessionError(404, "Session not found");
+    return { status: 200, headers: {}, body: null };
+  }
+}
+
+/** What a request of the session knows of its client. */
+function peerOf(record: SessionRecord): LegacyPeer {
+  return {
+    protocolVersion: record.protocolVersion,
+    capabilities: record.capabilities,
+    clientInfo: record.clientInfo as Implementation | undefined,
+    logLevel: record.logLevel as LogLevel | undefined,
+    sessionId: record.id,
+  };
+}

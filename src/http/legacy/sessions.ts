@@ -1,0 +1,287 @@
+import type { JsonObject, JsonRpcErrorResponse, JsonRpcResult } from "../../protocol/messages.js";
+import { isObject } from "../../protocol/messages.js";
+import { paramsDepthError } from "../../protocol/params.js";
+import { publish } from "../../store/channels.js";
+import type { McpStore, SessionRecord } from "../../store/types.js";
+import { toBase64Url } from "../../utils/base64.js";
+import type { HandlerCore } from "../core.js";
+import { AwaitingStreams } from "./awaiting-streams.js";
+import { LegacyChannels, type SessionMessage } from "./channels.js";
+import type { LegacySettings } from "./era.js";
+import { HeldSession, type RemoteEvent } from "./held-session.js";
+import { SessionCache } from "./session-cache.js";
+import { SessionQuota } from "./session-quota.js";
+import { fromStore } from "./store-outage.js";
+import type { LegacyStream } from "./stream.js";
+
+function newSessionId(): string {
+  return toBase64Url(crypto.getRandomValues(new Uint8Array(18)));
+}
+
+/**
+ * The legacy sessions as this process sees them: their records (in the store, read through a
+ * short-lived cache) and what it holds for some of them ({@link HeldSession}: streams, waits,
+ * running requests). Messages for a session held elsewhere travel on the session's bus channel.
+ */
+export class Sessions {
+  /** This process, for telling its own bus messages from others'. */
+  readonly processId = crypto.randomUUID();
+  readonly #core: HandlerCore;
+  readonly #store: McpStore;
+  readonly #settings: LegacySettings;
+  readonly #held = new Map<string, HeldSession>();
+  /** The change sinks of the GET streams held here, by session: their removal. */
+  readonly #sinks = new Map<string, () => void>();
+  readonly #cache: SessionCache;
+  /** Sessions opened here, per client (see `maxSessionsPerClient`). */
+  readonly #quota: SessionQuota;
+  readonly #onRemote: (held: HeldSession, event: RemoteEvent) => void;
+  /** GET streams whose client left, awaiting a resumption. */
+  readonly #awaiting: AwaitingStreams;
+  #draining = false;
+
+  constructor(
+    core: HandlerCore,
+    store: McpStore,
+    settings: LegacySettings,
+    onRemote: (held: HeldSession, event: RemoteEvent) => void,
+  ) {
+    this.#core = core;
+    this.#store = store;
+    this.#settings = settings;
+    this.#onRemote = onRemote;
+    this.#quota = new SessionQuota(settings.maxSessionsPerClient);
+    this.#awaiting = new AwaitingStreams({
+      windowMs: settings.resumeWindowMs,
+      capacity: core.slots.capacity,
+      perClient: core.slots.perClient,
+      forget: (sessionId, standalone) => this.#forget(sessionId, standalone),
+    });
+    this.#cache = new SessionCache(
+      store.sessions,
+      store.bus,
+      Math.min(settings.maxSessions, 10_000),
+      (error) => core.reportError(error),
+    );
+  }
+
+  /** True once a drain began: nothing new starts, GET streams are handed over. */
+  get draining(): boolean {
+    return this.#draining;
+  }
+
+  /** Begins the drain: GET streams whose client left stop waiting for it. */
+  startDraining(): void {
+    this.#draining = true;
+    this.#awaiting.clear();
+  }
+
+  /** Sessions this process holds state for. */
+  get heldCount(): number {
+    return this.#held.size;
+  }
+
+  /** Every session held here now. */
+  allHeld(): HeldSession[] {
+    return [...this.#held.values()];
+  }
+
+  /** The session a request names, when it belongs to the request's principal. */
+  async find(
+    sessionId: string,
+    principal: string,
+    keep = true,
+  ): Promise<SessionRecord | undefined> {
+    const record = await fromStore(this.#cache.get(sessionId, keep));
+    // Another principal presenting the id gets the same answer as an unknown session (§5).
+    if (record?.principal !== principal) return undefined;
+    return record;
+  }
+
+  /** Opens a session for an `initialize`; returns its id. */
+  async open(
+    params: JsonObject,
+    protocolVersion: string,
+    principal: string,
+    client: string | undefined,
+  ): Promise<string> {
+    const record: SessionRecord = {
+      id: newSessionId(),
+      protocolVersion,
+      capabilities: isObject(params.capabilities) ? params.capabilities : {},
+      subscriptions: [],
+      principal,
+      createdAt: Date.now(),
+    };
+    if (isObject(params.clientInfo)) record.clientInfo = params.clientInfo;
+    const evicted = await fromStore(
+      this.#store.sessions.create(record, this.#settings.maxSessions),
+    );
+    if (evicted.length > 0) await fromStore(this.#cache.changed(...evicted));
+    if (client !== undefined) await this.#limitSessionsOf(client, record.id);
+    return record.id;
+  }
+
+  /** Ends a session everywhere; false when the store did not have it. */
+  async end(sessionId: string, reason: string): Promise<boolean> {
+    if (!(await fromStore(this.#store.sessions.delete(sessionId)))) return false;
+    // Gone from the store already: a cache that stays stale a few seconds only serves a 404 late.
+    await this.#cache.changed(sessionId).catch((error: unknown) => this.#core.reportError(error));
+    this.drop(sessionId, reason);
+    void this.publish(sessionId, { t: "end" });
+    return true;
+  }
+
+  /** Stores a change of a session's record, and has every process read it again. */
+  async update(
+    sessionId: string,
+    change: Partial<Pick<SessionRecord, "logLevel" | "subscriptions">>,
+  ): Promise<void> {
+    await fromStore(this.#store.sessions.update(sessionId, change));
+    if (change.subscriptions) {
+      this.#held.get(sessionId)?.setSubscriptions(change.subscriptions);
+      // The process holding the GET stream may be another one: tell it before acknowledging.
+      await this.publish(sessionId, { t: "subs", uris: change.subscriptions });
+    }
+    await fromStore(this.#cache.changed(sessionId));
+  }
+
+  /** What this process holds for a session, created on first need. */
+  hold(record: SessionRecord): HeldSession {
+    let held = this.#held.get(record.id);
+    if (held) return held;
+    held = new HeldSession(record.id, record.subscriptions, {
+      log: this.#store.events,
+      bus: this.#store.bus,
+      processId: this.processId,
+      requestTimeoutMs: this.#settings.requestTimeoutMs,
+      onError: (error) => this.#core.reportError(error),
+    });
+    const created = held;
+    held.onRemote((event) => this.#onRemote(created, event));
+    this.#held.set(record.id, held);
+    return held;
+  }
+
+  /** What this process holds for a session, if anything. */
+  held(sessionId: string): HeldSession | undefined {
+    return this.#held.get(sessionId);
+  }
+
+  /** Lets go of a held session once nothing needs it. */
+  release(held: HeldSession): void {
+    if (!held.idle || this.#held.get(held.sessionId) !== held) return;
+    this.#held.delete(held.sessionId);
+    held.close("released");
+  }
+
+  /** Ends what this process holds for a session (its requests, streams and waits). */
+  drop(sessionId: string, reason: string): void {
+    this.#awaiting.stop(sessionId);
+    this.#held.get(sessionId)?.close(reason);
+    this.#held.delete(sessionId);
+    this.disconnectChanges(sessionId);
+  }
+
+  /** Delivers list changes and resource updates to the session's GET stream held here. */
+  connectChanges(held: HeldSession): void {
+    if (!this.#sinks.has(held.sessionId))
+      this.#sinks.set(held.sessionId, this.#core.hub.add(held.sink()));
+  }
+
+  /** Stops delivering changes to the session's GET stream here. */
+  disconnectChanges(sessionId: string): void {
+    this.#sinks.get(sessionId)?.();
+    this.#sinks.delete(sessionId);
+  }
+
+  /** Tells the other processes; resolves once Redis (or the memory bus) took the message. */
+  publish(sessionId: string, message: SessionMessage): Promise<void> {
+    return publish(this.#store.bus, LegacyChannels.session(sessionId), message).then(
+      () => undefined,
+      (error: unknown) => this.#core.reportError(error),
+    );
+  }
+
+  /** Answers a server request here, or through the bus on the process that sent it. */
+  async routeReply(
+    sessionId: string,
+    reply: JsonRpcResult | JsonRpcErrorResponse,
+  ): Promise<boolean> {
+    if (reply.id === undefined) return false;
+    const local = this.#held.get(sessionId);
+    if (local?.answer(reply.id, reply)) return true;
+    const message: SessionMessage = { t: "reply", id: String(reply.id) };
+    // Too deep to relay (or to trust): the request that asked gets an error in its place.
+    const tooDeep = paramsDepthError("result" in reply ? reply.result : reply.error);
+    if (tooDeep) message.error = tooDeep.toJSON();
+    else if ("result" in reply) message.result = reply.result;
+    else message.error = reply.error;
+    const receivers = await publish(this.#store.bus, LegacyChannels.session(sessionId), message);
+    // This process hears its own message when it holds the session; that does not count.
+    return receivers - (local?.listening ? 1 : 0) > 0;
+  }
+
+  /** Cancels a client request of the session, here or on the process running it. */
+  cancel(sessionId: string, requestId: string): void {
+    if (!this.#held.get(sessionId)?.cancel(requestId))
+      void this.publish(sessionId, { t: "cancel", requestId });
+  }
+
+  /** The client left the session's GET stream: it waits for a resumption (see {@link AwaitingStreams}). */
+  awaitResumption(held: HeldSession, standalone: LegacyStream, client?: string): void {
+    if (this.#draining || standalone.attached || standalone.ended) return;
+    if (held.standalone !== standalone) return;
+    this.#awaiting.add(held.sessionId, standalone, client);
+  }
+
+  /** The session's GET stream no longer waits for a resumption (resumed, or taken over). */
+  stopAwaiting(sessionId: string): void {
+    this.#awaiting.stop(sessionId);
+  }
+
+  /** Lets go of the session's GET stream here: handed over, taken over, or forgotten. */
+  letGoOfStandalone(held: HeldSession): LegacyStream | undefined {
+    this.#awaiting.stop(held.sessionId);
+    const standalone = held.takeStandalone();
+    this.disconnectChanges(held.sessionId);
+    this.release(held);
+    return standalone;
+  }
+
+  /**
+   * Drops GET streams whose client left and whose session has since expired: a session held for
+   * a resumption that can no longer come. Other held sessions end with their requests.
+   */
+  async sweep(): Promise<void> {
+    for (const held of this.allHeld()) {
+      if (!held.onlyAwaitingResumption) continue;
+      try {
+        if (!(await this.#store.sessions.exists(held.sessionId)))
+          this.drop(held.sessionId, "Session expired");
+      } catch (error) {
+        this.#core.reportError(error);
+      }
+    }
+  }
+
+  /** Lets go of a GET stream whose client did not come back. */
+  #forget(sessionId: string, standalone: LegacyStream): void {
+    this.#awaiting.stop(sessionId);
+    const held = this.#held.get(sessionId);
+    if (!held || held.standalone !== standalone || standalone.attached) return;
+    this.letGoOfStandalone(held);
+  }
+
+  /** Ends every session held here (shutdown); the sessions themselves live on. */
+  async close(reason: string): Promise<void> {
+    for (const sessionId of [...this.#held.keys()]) this.drop(sessionId, reason);
+    await this.#cache.close();
+  }
+
+  /** Ends a client's own oldest sessions beyond `maxSessionsPerClient` (see {@link SessionQuota}). */
+  async #limitSessionsOf(client: string, sessionId: string): Promise<void> {
+    for (const oldest of this.#quota.add(client, sessionId))
+      await this.end(oldest, "Session ended: too many sessions for this client");
+  }
+}

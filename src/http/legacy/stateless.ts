@@ -1,0 +1,120 @@
+import type { JsonRpcRequest } from "../../protocol/messages.js";
+import type { EventLog } from "../../store/types.js";
+import type { Caller, HandlerCore } from "../core.js";
+import { methodNotAllowed } from "../responses.js";
+import type { McpHttpRequest, McpHttpResponse } from "../types.js";
+import type { LegacyEra } from "./era.js";
+import {
+  answerInitialize,
+  isAnswer,
+  type LegacyMessage,
+  requestIdOf,
+  sessionError,
+  sortMessage,
+  versionHeaderError,
+} from "./incoming.js";
+import { type RequestHost, runLegacyRequest } from "./run.js";
+import { applySessionMethod, isSessionMethod } from "./session-methods.js";
+import { LegacyStream } from "./stream.js";
+
+/** The version a stateless request speaks when its `MCP-Protocol-Version` header names none. */
+const DEFAULT_VERSION = "2025-03-26";
+
+/** A sessionless stream keeps no replay log: nobody can resume it (GET is not served). */
+const NO_LOG: EventLog = {
+  append: async () => {},
+  after: async () => undefined,
+  drop: async () => {},
+};
+
+/**
+ * Why a legacy request without a session cannot ask the client for input: a server request
+ * travels on a session's stream, and its answer is posted back to that session.
+ */
+function sessionlessInput(capability: string): Error {
+  return new Error(
+    `${capability} needs a legacy session: this endpoint serves legacy clients statelessly (legacy.stateless), so server requests are unavailable; use the 2026-07-28 protocol or a session`,
+  );
+}
+
+/**
+ * The legacy era without sessions, for serverless hosts: `initialize` names no session, each
+ * request stands alone (its version from its header), there is no GET stream, no DELETE and no
+ * server request; a notification or a reply has nothing to reach.
+ */
+export class StatelessLegacy implements LegacyEra {
+  readonly stateless = true;
+  readonly sessionsHeld = 0;
+  readonly #core: HandlerCore;
+  readonly #retryMs: number;
+
+  constructor(core: HandlerCore, retryMs: number) {
+    this.#core = core;
+    this.#retryMs = retryMs;
+  }
+
+  async post(
+    req: McpHttpRequest,
+    message: LegacyMessage,
+    caller: Caller = {},
+  ): Promise<McpHttpResponse> {
+    const wrongVersion = versionHeaderError(req, requestIdOf(message));
+    if (wrongVersion) return wrongVersion;
+    const sorted = sortMessage(message);
+    if (isAnswer(sorted)) return sorted;
+    switch (sorted.kind) {
+      case "initialize":
+        return answerInitialize(this.#core, sorted.request);
+      case "reply":
+        return sessionError(404, `No server request is waiting for id ${String(sorted.reply.id)}`);
+      case "notification":
+        return { status: 202, headers: {}, body: null };
+      case "request":
+        return this.#request(req, sorted.request, caller);
+    }
+  }
+
+  async get(): Promise<McpHttpResponse> {
+    return methodNotAllowed();
+  }
+
+  async delete(): Promise<McpHttpResponse> {
+    return methodNotAllowed();
+  }
+
+  async handOver(): Promise<void> {}
+
+  async close(): Promise<void> {}
+
+  #request(req: McpHttpRequest, request: JsonRpcRequest, caller: Caller): Promise<McpHttpResponse> {
+    const protocolVersion = req.header("mcp-protocol-version") ?? DEFAULT_VERSION;
+    if (isSessionMethod(request.method)) {
+      const record = { subscriptions: [] as string[] };
+      return Promise.resolve(applySessionMethod(record, request).response);
+    }
+    return runLegacyRequest(this.#core, {
+      request,
+      peer: { protocolVersion, capabilities: {} },
+      host: sessionlessHost(),
+      caller,
+      retryMs: this.#retryMs,
+    });
+  }
+}
+
+/** Where a sessionless request runs: its own stream, logged nowhere, and no server requests. */
+function sessionlessHost(): RequestHost {
+  return {
+    openStream: () =>
+      new LegacyStream({
+        sessionId: "",
+        id: crypto.randomUUID().replace(/-/g, "").slice(0, 16),
+        log: NO_LOG,
+        onError: () => {},
+      }),
+    finishStream: (stream) => stream.finish(),
+    track: () => () => {},
+    refuseInput: sessionlessInput,
+    done: () => {},
+  };
+}
