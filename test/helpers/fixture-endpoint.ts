@@ -25,7 +25,7 @@ export interface FixtureEndpoint {
  * Mounts the fixture server through `transport` for the calling suite, once for all its tests:
  * started in `beforeAll`, closed in `afterAll`.
  */
-export function useFixtureEndpoint(
+export function suiteFixtureEndpoint(
   transport: TransportName,
   options: McpHandlerOptions,
 ): FixtureEndpoint {

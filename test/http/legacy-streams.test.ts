@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { useFixtureEndpoint } from "../helpers/fixture-endpoint.js";
+import { suiteFixtureEndpoint } from "../helpers/fixture-endpoint.js";
 import { legacyCall, legacyHeaders, openSession } from "../helpers/legacy.js";
 import { assertLegacyMessage } from "../helpers/spec.js";
 import { SseReader } from "../helpers/stream.js";
@@ -8,7 +8,7 @@ import { TRANSPORTS } from "../helpers/transports.js";
 // The legacy era through each transport: server requests on the POST stream, cancellation, and the
 // GET stream with its resumption.
 describe.each(TRANSPORTS)("legacy era through %s", (transport) => {
-  const endpoint = useFixtureEndpoint(transport, { secret: "s", legacy: { maxSessions: 1_000 } });
+  const endpoint = suiteFixtureEndpoint(transport, { secret: "s", legacy: { maxSessions: 1_000 } });
   const { probe, send, server } = endpoint;
 
   /** Sends a request whose SSE response stays open, for streaming reads. */

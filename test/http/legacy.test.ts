@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { useFixtureEndpoint } from "../helpers/fixture-endpoint.js";
+import { suiteFixtureEndpoint } from "../helpers/fixture-endpoint.js";
 import {
   LEGACY_VERSION,
   legacyCall,
@@ -13,7 +13,7 @@ import { TRANSPORTS } from "../helpers/transports.js";
 // The legacy era (2025-11-25) through each transport: initialize, requests in a session, and the
 // session rules.
 describe.each(TRANSPORTS)("legacy era through %s", (transport) => {
-  const send: Send = useFixtureEndpoint(transport, {
+  const send: Send = suiteFixtureEndpoint(transport, {
     secret: "s",
     legacy: { maxSessions: 1_000 },
   }).send;

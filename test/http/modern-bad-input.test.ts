@@ -1,13 +1,13 @@
 import { describe, expect, it } from "vitest";
 import { createMcpHandler } from "../../src/index.js";
-import { useFixtureEndpoint } from "../helpers/fixture-endpoint.js";
+import { suiteFixtureEndpoint } from "../helpers/fixture-endpoint.js";
 import { createFixtureServer } from "../helpers/fixture-server.js";
 import { call, modernHeaders, modernMeta, type Send } from "../helpers/modern.js";
 import { TRANSPORTS } from "../helpers/transports.js";
 
 // The modern era through each transport: malformed and oversized requests, and notifications.
 describe.each(TRANSPORTS)("modern era through %s", (transport) => {
-  const send: Send = useFixtureEndpoint(transport, { secret: "test-secret" }).send;
+  const send: Send = suiteFixtureEndpoint(transport, { secret: "test-secret" }).send;
 
   describe("bad input", () => {
     const good = () =>

@@ -1,11 +1,11 @@
 import { describe, expect, it } from "vitest";
-import { useFixtureEndpoint } from "../helpers/fixture-endpoint.js";
+import { suiteFixtureEndpoint } from "../helpers/fixture-endpoint.js";
 import { call, type Send } from "../helpers/modern.js";
 import { TRANSPORTS } from "../helpers/transports.js";
 
 // The modern era through each transport: multi round-trip requests (input asked for, answered on retry).
 describe.each(TRANSPORTS)("modern era through %s", (transport) => {
-  const send: Send = useFixtureEndpoint(transport, { secret: "test-secret" }).send;
+  const send: Send = suiteFixtureEndpoint(transport, { secret: "test-secret" }).send;
 
   describe("multi round-trip requests", () => {
     const elicitation = { elicitation: {} };

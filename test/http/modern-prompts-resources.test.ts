@@ -1,11 +1,11 @@
 import { describe, expect, it } from "vitest";
-import { useFixtureEndpoint } from "../helpers/fixture-endpoint.js";
+import { suiteFixtureEndpoint } from "../helpers/fixture-endpoint.js";
 import { call, type Send } from "../helpers/modern.js";
 import { TRANSPORTS } from "../helpers/transports.js";
 
 // The modern era through each transport: prompts, resources, completion and custom methods.
 describe.each(TRANSPORTS)("modern era through %s", (transport) => {
-  const send: Send = useFixtureEndpoint(transport, { secret: "test-secret" }).send;
+  const send: Send = suiteFixtureEndpoint(transport, { secret: "test-secret" }).send;
 
   describe("prompts", () => {
     it("should list and get prompts", async () => {

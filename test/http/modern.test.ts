@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { useFixtureEndpoint } from "../helpers/fixture-endpoint.js";
+import { suiteFixtureEndpoint } from "../helpers/fixture-endpoint.js";
 import { call, type Send } from "../helpers/modern.js";
 import { TRANSPORTS } from "../helpers/transports.js";
 
@@ -7,7 +7,7 @@ const SERVER_INFO = { name: "fixture", version: "1.0.0" };
 
 // The modern era (2026-07-28) through each transport: discovery and tools.
 describe.each(TRANSPORTS)("modern era through %s", (transport) => {
-  const send: Send = useFixtureEndpoint(transport, { secret: "test-secret" }).send;
+  const send: Send = suiteFixtureEndpoint(transport, { secret: "test-secret" }).send;
 
   describe("server/discover", () => {
     it("should list every supported version, capabilities, instructions and cache hints", async () => {
