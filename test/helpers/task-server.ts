@@ -18,7 +18,7 @@ export const WITH_INPUT = { ...TASKS, elicitation: {} };
 /** Work the tests finish by hand, and what the handlers saw. */
 export const gate = { release: () => {}, aborted: false, runs: 0 };
 
-/** A server of task tools: gated, quick, asking, failing, too large, re-runnable, required, handler-started. */
+/** Task tools for each case: gated, quick, asking, failing, too large, re-runnable, and more. */
 export function taskServer(): McpServer {
   const server = new McpServer({ name: "tasks", version: "1.0.0" });
   server.tool({ name: "job", taskSupport: "optional" }, async (_args, ctx) => {
