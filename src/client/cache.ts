@@ -34,6 +34,15 @@ const MAX_ENTRIES = 5_000;
  * List and read results kept for their `ttlMs`. Each client has one; pass one to several
  * clients (`cache` option) to share it: `public` results are then reused by every client of
  * the same server, `private` ones only within the same `cacheContext` (spec: cacheScope).
+ *
+ * @example
+ * ```ts
+ * import { McpClient, ResultCache } from "mcp-mount/client";
+ * const cache = new ResultCache();
+ * const url = "http://localhost:3000/mcp";
+ * const alice = await McpClient.connect(url, { cache, cacheContext: "alice" });
+ * const bob = await McpClient.connect(url, { cache, cacheContext: "bob" });
+ * ```
  */
 export class ResultCache {
   private readonly entries = new Map<string, Entry>();

@@ -4,7 +4,7 @@ import type { LogLevel } from "../protocol/versions.js";
 import { ClientCache } from "./client-cache.js";
 import { openClientSession } from "./connect.js";
 import { followTask } from "./ext/tasks/index.js";
-import { listenLegacy, listenModern, type Subscription } from "./listen.js";
+import { listen, type Subscription } from "./listen.js";
 import { NotificationRouter } from "./notification-router.js";
 import type { Listed, McpClientOptions } from "./options.js";
 import { RequestRunner } from "./request-runner.js";
@@ -25,6 +25,15 @@ import type { Wire } from "./wire.js";
 /**
  * A dual-era MCP client: modern (2026-07-28, stateless, multi round-trip input) or legacy
  * (`initialize` and a session), over Streamable HTTP or any other {@link Wire} such as stdio.
+ *
+ * @example
+ * ```ts
+ * import { McpClient } from "mcp-mount/client";
+ * const client = await McpClient.connect("http://localhost:3000/mcp");
+ * const result = await client.callTool("forecast", { city: "Paris" });
+ * console.log(client.era, result.content);
+ * await client.close();
+ * ```
  */
 export class McpClient {
   readonly #session: Session;
@@ -32,8 +41,6 @@ export class McpClient {
   readonly #requests: RequestRunner;
   readonly #cache: ClientCache;
   readonly #catalog: ToolCatalog;
-  /** Open `listen()` iterators, ended with the client. */
-  readonly #subscriptions = new Set<Subscription>();
 
   private constructor(session: Session, options: McpClientOptions) {
     this.#session = session;
@@ -53,6 +60,15 @@ export class McpClient {
   /**
    * Connects to a server: a Streamable HTTP URL, or a wire such as `stdio(...)` from
    * `mcp-mount/client/stdio`. Detects the era (modern first, then `initialize`).
+   *
+   * @example
+   * ```ts
+   * import { McpClient } from "mcp-mount/client";
+   * const client = await McpClient.connect("https://example.com/mcp", {
+   *   headers: { Authorization: "Bearer my-token" },
+   *   onInput: { elicitation: async () => ({ action: "decline" }) },
+   * });
+   * ```
    */
   static async connect(
     target: string | URL | Wire,
@@ -92,6 +108,13 @@ export class McpClient {
   /**
    * The server's tools as {@link Tool} objects, every page. On HTTP a tool whose
    * `x-mcp-header` annotations break the spec's rules is left out, with a warning.
+   *
+   * @example
+   * ```ts
+   * import { McpClient, toAnthropicTools } from "mcp-mount/client";
+   * const client = await McpClient.connect("http://localhost:3000/mcp");
+   * const tools = toAnthropicTools((await client.tools()).filter((tool) => tool.readOnly));
+   * ```
    */
   async tools(options: RequestOptions = {}): Promise<Tool[]> {
     const definitions = await this.#list("tools/list", "tools", options);
@@ -109,6 +132,14 @@ export class McpClient {
   /**
    * Calls a tool by its server name and returns the whole result, answering input rounds.
    * Its `x-mcp-header` parameters are mirrored when `tools()` listed it.
+   *
+   * @example
+   * ```ts
+   * import { McpClient } from "mcp-mount/client";
+   * const client = await McpClient.connect("http://localhost:3000/mcp");
+   * const result = await client.callTool("forecast", { city: "Paris" }, { timeoutMs: 10_000 });
+   * if (result.isError) console.error(result.content);
+   * ```
    */
   async callTool(
     name: string,
@@ -188,30 +219,18 @@ export class McpClient {
    * asks for (and the cached results they cover are dropped), since what changed meanwhile is
    * lost. `break`, `close()`, `signal` and `client.close()` end it cleanly; it throws when
    * reconnection gives up, or on a drop with `reconnect: false`.
+   *
+   * @example
+   * ```ts
+   * import { McpClient } from "mcp-mount/client";
+   * const client = await McpClient.connect("http://localhost:3000/mcp");
+   * for await (const change of client.listen({ toolsListChanged: true })) {
+   *   console.log(change.method, (await client.tools()).length);
+   * }
+   * ```
    */
   listen(filter: ListenFilter, options: ListenOptions = {}): Subscription {
-    const notifications = this.#notifications;
-    const subscription =
-      this.era === "modern"
-        ? listenModern(
-            this.#session,
-            filter,
-            (notification) => notifications.deliver(notification),
-            options,
-          )
-        : listenLegacy(
-            this.#session,
-            filter,
-            (listener) => notifications.subscribe(listener),
-            options.signal,
-          );
-    this.#subscriptions.add(subscription);
-    const close = subscription.close.bind(subscription);
-    subscription.close = () => {
-      this.#subscriptions.delete(subscription);
-      close();
-    };
-    return subscription;
+    return this.#notifications.track(listen(this.#session, filter, this.#notifications, options));
   }
 
   /**
@@ -229,6 +248,16 @@ export class McpClient {
   /**
    * Follows a task the server created for a `tools/call` (its `taskId`, as `onTask` saw it) to
    * its result, as `callTool` does: a restarted app picks up where it left off.
+   *
+   * @example
+   * ```ts
+   * import { McpClient } from "mcp-mount/client";
+   * const client = await McpClient.connect("http://localhost:3000/mcp");
+   * let taskId = "";
+   * await client.callTool("render", {}, { onTask: (task) => { taskId = task.taskId; } });
+   * // After a restart, with taskId read back from where onTask kept it:
+   * const result = await client.resumeTask(taskId);
+   * ```
    */
   async resumeTask(taskId: string, options: RequestOptions = {}): Promise<CallToolResult> {
     const request = this.#requests.extensionRequest("tasks/get", { taskId }, options);
@@ -251,9 +280,7 @@ export class McpClient {
   /** Ends the session (DELETE on legacy HTTP) and the transport (the child process on stdio). */
   async close(): Promise<void> {
     this.#requests.close();
-    for (const subscription of this.#subscriptions) subscription.close();
-    this.#subscriptions.clear();
-    this.#notifications.clear();
+    this.#notifications.close();
     await this.#session.close();
   }
 

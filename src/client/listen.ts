@@ -27,6 +27,25 @@ export function wants(filter: ListenFilter, notification: Notification): boolean
   return TYPES.some(([key, method]) => filter[key] === true && notification.method === method);
 }
 
+/** Where `listen` hands notifications: to the client's other consumers, and its listeners. */
+export interface ListenTarget {
+  deliver(notification: Notification): void;
+  subscribe(listener: (notification: Notification) => void): () => void;
+}
+
+/** Listens in the session's era: {@link listenModern} or {@link listenLegacy}. */
+export function listen(
+  session: Session,
+  filter: ListenFilter,
+  target: ListenTarget,
+  options: ListenOptions,
+): Subscription {
+  if (session.era === "modern") {
+    return listenModern(session, filter, (change) => target.deliver(change), options);
+  }
+  return listenLegacy(session, filter, (listener) => target.subscribe(listener), options.signal);
+}
+
 function subscription(
   queue: AsyncQueue<Notification>,
   acknowledged: Promise<ListenFilter>,

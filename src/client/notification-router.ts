@@ -1,15 +1,18 @@
 import type { ClientCache } from "./client-cache.js";
+import type { Subscription } from "./listen.js";
 import type { McpClientOptions } from "./options.js";
 import type { LogMessage, Notification } from "./types.js";
 
 /**
  * Where a notification that reached the client goes: `onLog`, the cache it makes stale, the
- * open `listen()` iterators, then `onNotification`.
+ * open `listen()` iterators, then `onNotification`; the iterators end with the client.
  */
 export class NotificationRouter {
   readonly #options: McpClientOptions;
   readonly #cache: ClientCache;
   readonly #listeners = new Set<(notification: Notification) => void>();
+  /** Open `listen()` iterators, ended with the client. */
+  readonly #subscriptions = new Set<Subscription>();
 
   constructor(options: McpClientOptions, cache: ClientCache) {
     this.#options = options;
@@ -32,8 +35,21 @@ export class NotificationRouter {
     return () => this.#listeners.delete(listener);
   }
 
-  /** Removes every listener: the client closed. */
-  clear(): void {
+  /** Keeps an open `listen()` iterator until it closes, to end it with the client. */
+  track(subscription: Subscription): Subscription {
+    this.#subscriptions.add(subscription);
+    const close = subscription.close.bind(subscription);
+    subscription.close = () => {
+      this.#subscriptions.delete(subscription);
+      close();
+    };
+    return subscription;
+  }
+
+  /** Ends every open iterator and removes every listener: the client closed. */
+  close(): void {
+    for (const subscription of this.#subscriptions) subscription.close();
+    this.#subscriptions.clear();
     this.#listeners.clear();
   }
 }

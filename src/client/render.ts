@@ -33,7 +33,16 @@ export function toAnthropicTool(tool: Tool): AnthropicTool {
   return { name: tool.name, ...describe(tool), input_schema: tool.inputSchema };
 }
 
-/** The Anthropic Messages `tools` array for a list of tools. */
+/**
+ * The Anthropic Messages `tools` array for a list of tools.
+ *
+ * @example
+ * ```ts
+ * import { McpClient, toAnthropicTools } from "mcp-mount/client";
+ * const client = await McpClient.connect("http://localhost:3000/mcp", { prefix: "notes_" });
+ * const tools = toAnthropicTools(await client.tools()); // the `tools` of a messages request
+ * ```
+ */
 export function toAnthropicTools(tools: readonly Tool[]): AnthropicTool[] {
   return tools.map(toAnthropicTool);
 }
@@ -64,7 +73,17 @@ export function toOpenAITool(
   };
 }
 
-/** The OpenAI function-tool entries for a list of tools. */
+/**
+ * The OpenAI function-tool entries for a list of tools: Chat Completions shape by default,
+ * Responses shape with `{ api: "responses" }`.
+ *
+ * @example
+ * ```ts
+ * import { McpClient, toOpenAITools } from "mcp-mount/client";
+ * const client = await McpClient.connect("http://localhost:3000/mcp");
+ * const tools = toOpenAITools(await client.tools(), { api: "responses" });
+ * ```
+ */
 export function toOpenAITools(tools: readonly Tool[]): OpenAIChatTool[];
 export function toOpenAITools(tools: readonly Tool[], options: { api: "chat" }): OpenAIChatTool[];
 export function toOpenAITools(

@@ -44,6 +44,17 @@ export function contentText(content: readonly ContentBlock[]): string {
  * A server's tool, ready for a model: its definition, predicates read from its annotations
  * with the spec's defaults, and `call`, which checks approval and arguments, mirrors
  * `x-mcp-header` parameters and checks structured output.
+ *
+ * @example
+ * ```ts
+ * import { McpClient } from "mcp-mount/client";
+ * const client = await McpClient.connect("http://localhost:3000/mcp", {
+ *   requireApproval: (tool) => tool.destructive,
+ *   onApproval: (tool) => confirm(`Run ${tool.name}?`),
+ * });
+ * const tool = await client.tool("forecast");
+ * const output = await tool?.call({ city: "Paris" }); // content, or { error } for the model
+ * ```
  */
 export class Tool {
   /** The name a model calls: the server's name with the client's prefix. */
