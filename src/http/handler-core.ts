@@ -1,0 +1,88 @@
+import { principalKey } from "../server/access.js";
+import { ServerChannels } from "../server/channels.js";
+import { createExtensions } from "../server/ext/index.js";
+import { ListenHub } from "../server/listen-hub.js";
+import type { McpServer } from "../server/mcp-server.js";
+import { createStateSealer } from "../server/request-state.js";
+import { publish } from "../store/channels.js";
+import type { McpStore } from "../store/types.js";
+import { type HandlerCore, type RequestInfo, toRequestInfo } from "./core.js";
+import type { McpHandlerOptions } from "./handler-options.js";
+import { InFlight } from "./in-flight.js";
+import { clientAddressOf } from "./proxy.js";
+import { StreamSlots } from "./stream-slots.js";
+
+/** Calls the app's `onError`, which must never change a response by failing itself. */
+function errorReporter<App>(options: McpHandlerOptions<App>): HandlerCore["reportError"] {
+  return (error, method, app) => {
+    try {
+      const context: { method?: string; app?: App } = {};
+      if (method !== undefined) context.method = method;
+      if (app !== undefined) context.app = app as App;
+      options.onError?.(error, context);
+    } catch {
+      // A failing hook must not change the response.
+    }
+  };
+}
+
+/**
+ * The parts of one handler that both eras share: dispatch's runtime with the extensions, the
+ * listen hub, stream slots, requests in flight, and the app's hooks, defaults applied.
+ */
+export function createHandlerCore<App>(
+  server: McpServer<App>,
+  store: McpStore,
+  hops: number,
+  options: McpHandlerOptions<App>,
+): HandlerCore {
+  const reportError = errorReporter(options);
+  const extensions = createExtensions(
+    {
+      server,
+      store,
+      publish: (event) => {
+        publish(store.bus, ServerChannels.changes, event).catch((error: unknown) =>
+          reportError(error),
+        );
+      },
+      onError: (error) => reportError(error),
+    },
+    options,
+  );
+  return {
+    server,
+    runtime: {
+      sealer: createStateSealer(options.secret),
+      nonces: store.nonces,
+      stateTtlMs: options.stateTtlMs ?? 300_000,
+      singleUseState: options.singleUseState ?? false,
+      extensions,
+    },
+    inflight: new InFlight(),
+    hub: new ListenHub(server, {
+      bus: store.bus,
+      keepAliveMs: options.keepAliveMs ?? 15_000,
+      onError: (error) => reportError(error),
+    }),
+    slots: new StreamSlots({
+      max: options.maxStreams ?? 10_000,
+      maxPerClient: options.maxStreamsPerClient ?? 100,
+    }),
+    clientOf: (req, caller) => {
+      if (caller) return `p:${principalKey(caller)}`;
+      const address = clientAddressOf(req, hops);
+      return address === undefined ? undefined : `a:${address}`;
+    },
+    hideUnauthorized: options.auth?.hideUnauthorized ?? false,
+    reportError,
+    observe: (event) => {
+      if (!options.onRequest) return;
+      try {
+        options.onRequest(toRequestInfo(event) as RequestInfo<App>);
+      } catch (error) {
+        reportError(error);
+      }
+    },
+  };
+}

@@ -1,0 +1,104 @@
+import type { McpAuth } from "../auth/types.js";
+import { ErrorCode, McpError } from "../protocol/errors.js";
+import type { Implementation } from "../server/types.js";
+import { isMetadataRequest, serveMetadata } from "./auth-gate.js";
+import { isBrowserVisit, landingPage } from "./landing-page.js";
+import { isHostAllowed, isOriginAllowed } from "./origin.js";
+import { errorResponse } from "./responses.js";
+import type { McpHttpRequest, McpHttpResponse } from "./types.js";
+
+/** What the checks every request passes before anything else need to know. */
+export interface RequestCheckOptions {
+  auth: McpAuth | undefined;
+  /** Proxies whose forwarded headers are believed (`trustProxy`). */
+  hops: number;
+  allowedHosts: readonly string[] | undefined;
+  allowedOrigins: readonly string[] | "*" | undefined;
+  /** The server's name and version, on the landing page (which names no server behind auth). */
+  info: Implementation;
+  /** The HTTP methods the endpoint serves (the landing page's and 405's `Allow`). */
+  allow: string;
+}
+
+/**
+ * The checks that come before the caller is known, in order: Host (DNS rebinding), the public
+ * OAuth metadata, Origin, and a browser's visit. A response ends the request; undefined lets it on.
+ */
+export function checkRequest(
+  req: McpHttpRequest,
+  options: RequestCheckOptions,
+): McpHttpResponse | undefined {
+  const { auth } = options;
+  // Behind a trusted proxy the socket is the proxy's: its loopback address says nothing.
+  const local = options.hops > 0 ? undefined : req.localAddress;
+  if (!isHostAllowed(req.header("host"), local, options.allowedHosts)) {
+    return errorResponse(
+      403,
+      new McpError(
+        ErrorCode.InvalidRequest,
+        "Host not allowed: list the endpoint's public names in allowedHosts (and set trustProxy behind a proxy)",
+      ),
+    );
+  }
+  // Public, and read cross-origin by browser clients: served before the Origin check.
+  if (isMetadataRequest(req)) {
+    if (auth && (!auth.app || auth.app.acceptsBearer)) return serveMetadata(auth, req);
+    return errorResponse(
+      404,
+      new McpError(ErrorCode.InvalidRequest, "This endpoint does not use OAuth"),
+    );
+  }
+  if (!isOriginAllowed(req.header("origin"), req.header("host"), options.allowedOrigins)) {
+    return errorResponse(403, new McpError(ErrorCode.InvalidRequest, "Origin not allowed"));
+  }
+  if (req.method === "GET" && isBrowserVisit(req))
+    return landingPage(req.url, auth ? undefined : options.info, options.allow);
+  return undefined;
+}
+
+function mediaType(value: string | null): string {
+  if (value === "application/json") return value;
+  return (value ?? "").split(";")[0]!.trim().toLowerCase();
+}
+
+function accepts(accept: string, type: string): boolean {
+  const [major] = type.split("/");
+  return accept.split(",").some((part) => {
+    const range = mediaType(part);
+    return range === type || range === "*/*" || range === `${major}/*`;
+  });
+}
+
+/** Verdicts per distinct Accept header: clients send the same few values again and again. */
+const acceptVerdicts = new Map<string, boolean>();
+
+/** Whether an Accept header lists both JSON and SSE (spec: transports, sending messages). */
+function acceptsBoth(accept: string | null): boolean {
+  if (accept === null) return false;
+  let verdict = acceptVerdicts.get(accept);
+  if (verdict === undefined) {
+    verdict = accepts(accept, "application/json") && accepts(accept, "text/event-stream");
+    if (acceptVerdicts.size < 64) acceptVerdicts.set(accept, verdict);
+  }
+  return verdict;
+}
+
+/** 415 or 406 for a POST that does not send JSON or does not accept both JSON and SSE. */
+export function checkContentTypes(req: McpHttpRequest): McpHttpResponse | undefined {
+  if (mediaType(req.header("content-type")) !== "application/json") {
+    return errorResponse(
+      415,
+      new McpError(ErrorCode.InvalidRequest, "Content-Type must be application/json"),
+    );
+  }
+  if (!acceptsBoth(req.header("accept"))) {
+    return errorResponse(
+      406,
+      new McpError(
+        ErrorCode.InvalidRequest,
+        "Accept must list application/json and text/event-stream",
+      ),
+    );
+  }
+  return undefined;
+}

@@ -1,0 +1,107 @@
+import type { McpAuth } from "../auth/types.js";
+import { ErrorCode, McpError } from "../protocol/errors.js";
+import type { JsonObject } from "../protocol/messages.js";
+import { isNotification, isRequest, isRequestId, isResponse } from "../protocol/messages.js";
+import { MetaKey } from "../protocol/versions.js";
+import { hasScopes, scopesFor } from "../server/access.js";
+import { isModernRequest } from "../server/modern-meta.js";
+import { insufficientScope } from "./auth-gate.js";
+import type { Caller, HandlerCore } from "./core.js";
+import { shuttingDown } from "./drain.js";
+import { identifyCaller, type Verified } from "./identify-caller.js";
+import type { LegacyEra } from "./legacy/era.js";
+import { handleModern } from "./modern.js";
+import { asForwarded } from "./proxy.js";
+import { readMessage } from "./read-message.js";
+import { checkContentTypes, checkRequest } from "./request-checks.js";
+import { errorResponse, methodNotAllowed } from "./responses.js";
+import type { McpHttpRequest, McpHttpResponse } from "./types.js";
+
+/** What the router needs: the core, each era, and the endpoint's checks. */
+export interface RouterOptions {
+  core: HandlerCore;
+  legacy: LegacyEra | undefined;
+  auth: McpAuth | undefined;
+  /** Proxies whose forwarded headers are believed (`trustProxy`). */
+  hops: number;
+  maxBodyBytes: number;
+  allowedHosts: readonly string[] | undefined;
+  allowedOrigins: readonly string[] | "*" | undefined;
+  /** True once the endpoint drains. */
+  draining: () => boolean;
+}
+
+/**
+ * The endpoint's router: checks a request, finds its caller and era, and hands it to that era's
+ * strategy (modern, or legacy with or without sessions).
+ */
+export function createRouter(
+  options: RouterOptions,
+): (req: McpHttpRequest) => Promise<McpHttpResponse> {
+  const { core, legacy, auth, hops } = options;
+  // Stateless legacy mode serves no GET streams and no DELETE: sessions are what they act on.
+  const allow = legacy && !legacy.stateless ? "GET, POST, DELETE" : "POST";
+  const checks = { ...options, info: core.server.info, allow };
+
+  return async (received) => {
+    const req = hops > 0 ? asForwarded(received, hops) : received;
+    // While draining, only what finishes work already here gets through: a session's replies to
+    // server requests and its cancellations (POSTs without an id, told apart in routeMessage).
+    if (options.draining() && (req.method !== "POST" || req.header("mcp-session-id") === null))
+      return shuttingDown();
+    const refused = checkRequest(req, checks);
+    if (refused) return refused;
+    const identified = await identifyCaller(req, auth, core.reportError);
+    if ("response" in identified) return identified.response;
+    const { caller, verified } = identified;
+    if (legacy && req.method === "GET") return legacy.get(req, caller.auth);
+    if (legacy && req.method === "DELETE") return legacy.delete(req, caller.auth);
+    if (req.method !== "POST") return methodNotAllowed(allow);
+    const unacceptable = checkContentTypes(req);
+    if (unacceptable) return unacceptable;
+    const read = await readMessage(req, options.maxBodyBytes);
+    if ("response" in read) return read.response;
+    return routeMessage(options, req, read.message, caller, verified);
+  };
+}
+
+/** Routes one JSON-RPC message to its era, after the scope check its method needs. */
+function routeMessage(
+  { core, legacy, auth, draining }: RouterOptions,
+  req: McpHttpRequest,
+  message: JsonObject,
+  caller: Caller,
+  verified: Verified | undefined,
+): Promise<McpHttpResponse> | McpHttpResponse {
+  const id = isRequestId(message.id) ? message.id : undefined;
+  const sessionHeader = req.header("mcp-session-id") !== null;
+  if (isResponse(message)) {
+    // Answers to server requests belong to legacy sessions; the modern era has none.
+    if (legacy && sessionHeader) return legacy.post(req, message, caller);
+    return errorResponse(
+      400,
+      new McpError(ErrorCode.InvalidRequest, "Clients must not send responses to this endpoint"),
+    );
+  }
+  if (!isRequest(message) && !isNotification(message)) {
+    return errorResponse(400, new McpError(ErrorCode.InvalidRequest, "Invalid JSON-RPC message"), {
+      id,
+    });
+  }
+  if (draining() && id !== undefined) return shuttingDown(id);
+  if (auth && verified && id !== undefined) {
+    const needed = scopesFor(core.server, message.method, message.params ?? {});
+    if (!hasScopes(verified.auth.scopes, needed))
+      return insufficientScope(auth, verified.resource, verified.auth.scopes, needed!, id);
+  }
+  if (isModernRequest(message.method, message.params))
+    return handleModern(core, req, message, caller);
+  if (legacy && (message.method === "initialize" || sessionHeader || legacy.stateless)) {
+    return legacy.post(req, message, caller);
+  }
+  return errorResponse(
+    400,
+    new McpError(ErrorCode.InvalidParams, `_meta["${MetaKey.protocolVersion}"] is required`),
+    { id },
+  );
+}
