@@ -1,5 +1,5 @@
 import { MODERN_VERSION } from "../protocol/versions.js";
-import { McpError, McpHttpError } from "./errors.js";
+import { isHttpRefusal, McpError } from "./errors.js";
 import { HttpWire } from "./http-wire.js";
 import { answerInput, capabilitiesFor, inputContextOf } from "./input.js";
 import { LegacySession } from "./legacy-session.js";
@@ -170,12 +170,7 @@ async function openLegacyOrSse(
   try {
     return await openLegacy(wire, config, options);
   } catch (error) {
-    const refused =
-      error instanceof McpHttpError &&
-      error.status >= 400 &&
-      error.status < 500 &&
-      error.status !== 401;
-    if (!(wire instanceof HttpWire) || !refused) throw error;
+    if (!(wire instanceof HttpWire) || !isHttpRefusal(error)) throw error;
     const sse = new SseWire(wire.url, wire.options);
     sse.handlers = wire.handlers;
     try {

@@ -57,3 +57,16 @@ export class McpHttpError extends Error {
     this.body = body;
   }
 }
+
+/**
+ * True for an HTTP 4xx without a JSON-RPC answer, other than 401: the server refused the
+ * request as this era or transport sent it. A 401 asks the caller to authenticate first.
+ */
+export function isHttpRefusal(error: unknown): error is McpHttpError {
+  return (
+    error instanceof McpHttpError &&
+    error.status >= 400 &&
+    error.status < 500 &&
+    error.status !== 401
+  );
+}

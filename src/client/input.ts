@@ -61,6 +61,32 @@ export async function answerInput(
   throw new McpError(ErrorCode.MethodNotFound, `The client cannot answer ${method}`);
 }
 
+/** The request a batch of input requests belongs to, for the callbacks' context. */
+export interface InputOrigin {
+  method: string;
+  name?: string | undefined;
+  signal: AbortSignal;
+}
+
+/**
+ * Answers input requests through the callbacks, all at once, each with its key in its
+ * context: the `inputResponses` to send back, keyed as the server keyed the requests.
+ */
+export async function answerInputRequests(
+  requests: readonly (readonly [string, InputRequest])[],
+  handlers: InputHandlers,
+  origin: InputOrigin,
+): Promise<JsonObject> {
+  const answers = await Promise.all(
+    requests.map(async ([key, request]) => {
+      const context: InputContext = { method: origin.method, key, signal: origin.signal };
+      if (origin.name !== undefined) context.name = origin.name;
+      return [key, await answerInput(handlers, request.method, request.params, context)] as const;
+    }),
+  );
+  return Object.fromEntries(answers);
+}
+
 /** What the `input_required` loop needs. */
 export interface InputLoop {
   handlers: InputHandlers;
@@ -97,15 +123,12 @@ export async function withInput(
         : `still needs input after ${loop.maxRounds} rounds`;
       throw new InputRequiredError(`${method}: ${reason}`, method, requests, state);
     }
-    const entries = await Promise.all(
-      Object.entries(requests).map(async ([key, request]) => {
-        const context: InputContext = { method, key, signal: loop.signal };
-        if (loop.name !== undefined) context.name = loop.name;
-        return [key, await answerInput(loop.handlers, request.method, request.params, context)];
-      }),
-    );
+    const entries = Object.entries(requests);
+    const origin = { method, name: loop.name, signal: loop.signal };
     current = { ...params };
-    if (entries.length > 0) current.inputResponses = Object.fromEntries(entries);
+    if (entries.length > 0) {
+      current.inputResponses = await answerInputRequests(entries, loop.handlers, origin);
+    }
     if (state !== undefined) current.requestState = state;
   }
 }

@@ -2,7 +2,7 @@ import { ErrorCode, McpError } from "../protocol/errors.js";
 import { MCP_NAME_PARAM } from "../protocol/headers.js";
 import { isObject, type JsonObject } from "../protocol/messages.js";
 import { MetaKey, MODERN_VERSION } from "../protocol/versions.js";
-import { McpHttpError } from "./errors.js";
+import { isHttpRefusal, McpHttpError } from "./errors.js";
 import { encodeHeaderValue } from "./header-params.js";
 import { type SendOptions, type ServerDescription, Session } from "./session.js";
 import type { Implementation } from "./types.js";
@@ -98,8 +98,7 @@ const MODERN_ERROR_CODES = new Set<number>([
  * the caller must authenticate first.
  */
 export function isLegacyAnswer(error: unknown): boolean {
-  if (error instanceof McpHttpError)
-    return error.status >= 400 && error.status < 500 && error.status !== 401;
+  if (error instanceof McpHttpError) return isHttpRefusal(error);
   if (error instanceof McpError) {
     if (error.code === ErrorCode.UnsupportedProtocolVersion) {
       const supported = isObject(error.data) ? error.data.supported : undefined;

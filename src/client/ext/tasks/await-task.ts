@@ -1,9 +1,9 @@
 import { ErrorCode, McpError } from "../../../protocol/errors.js";
 import { isObject, type JsonObject } from "../../../protocol/messages.js";
 import { type InputRequest, InputRequiredError } from "../../errors.js";
-import { answerInput, canAnswer } from "../../input.js";
+import { answerInputRequests, canAnswer } from "../../input.js";
 import { sleep } from "../../sse.js";
-import type { InputContext, InputHandlers, Task } from "../../types.js";
+import type { InputHandlers, Task } from "../../types.js";
 
 /** Bounds on the server's suggested poll interval, so neither side is overwhelmed. */
 const POLL_MS = { min: 50, max: 5_000, fallback: 1_000 } as const;
@@ -82,18 +82,9 @@ async function answer(task: Task, answered: Set<string>, loop: TaskLoop): Promis
   }
   if (fresh.length === 0) return;
   const signal = loop.signal ?? new AbortController().signal;
-  const responses = await Promise.all(
-    fresh.map(async ([key, request]) => {
-      const context: InputContext = { method: "tools/call", key, signal };
-      if (loop.name !== undefined) context.name = loop.name;
-      return [key, await answerInput(loop.handlers, request.method, request.params, context)];
-    }),
-  );
-  await loop.send(
-    "tasks/update",
-    { taskId: task.taskId, inputResponses: Object.fromEntries(responses) },
-    loop.signal,
-  );
+  const origin = { method: "tools/call", name: loop.name, signal };
+  const inputResponses = await answerInputRequests(fresh, loop.handlers, origin);
+  await loop.send("tasks/update", { taskId: task.taskId, inputResponses }, loop.signal);
   for (const [key] of fresh) answered.add(key);
 }
 
