@@ -88,11 +88,6 @@ export function shuttingDown(id: JsonRpcRequest["id"]): McpHttpResponse {
   });
 }
 
-/** An empty success for a ping or a session method. */
-export function emptyResult(id: JsonRpcRequest["id"]): McpHttpResponse {
-  return jsonResponse(200, { jsonrpc: "2.0", id, result: {} });
-}
-
 /**
  * Answers `initialize`: checks its params, negotiates the version, and, when `openSession` is
  * given, opens a session and names it in `Mcp-Session-Id` (PROTOCOL §3, lifecycle).

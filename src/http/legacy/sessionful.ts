@@ -2,6 +2,7 @@ import { ErrorCode, McpError } from "../../protocol/errors.js";
 import type { JsonRpcNotification, JsonRpcRequest } from "../../protocol/messages.js";
 import type { LogLevel } from "../../protocol/versions.js";
 import { principalKey } from "../../server/access.js";
+import { isSessionMethod } from "../../server/session-methods.js";
 import type { AuthInfo, Implementation } from "../../server/types.js";
 import type { McpStore, SessionRecord } from "../../store/types.js";
 import type { Caller, HandlerCore } from "../core.js";
@@ -22,7 +23,7 @@ import {
   versionHeaderError,
 } from "./incoming.js";
 import { type LegacyPeer, type RequestHost, runLegacyRequest } from "./run.js";
-import { applySessionMethod, isSessionMethod } from "./session-methods.js";
+import { answerOverHttp } from "./session-methods.js";
 import { Sessions } from "./sessions.js";
 import { answer503OnStoreOutage } from "./store-outage.js";
 
@@ -141,7 +142,7 @@ export class SessionfulLegacy implements LegacyEra {
     // A drain may have begun while the session was read: nothing new starts here now.
     if (this.#sessions.draining) return shuttingDown(request.id);
     if (isSessionMethod(request.method)) {
-      const { response, change } = applySessionMethod(record, request);
+      const { response, change } = answerOverHttp(request.method, request, record);
       if (change) await this.#sessions.update(record.id, change);
       return response;
     }

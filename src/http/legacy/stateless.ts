@@ -1,4 +1,5 @@
 import type { JsonRpcRequest } from "../../protocol/messages.js";
+import { isSessionMethod } from "../../server/session-methods.js";
 import type { EventLog } from "../../store/types.js";
 import type { Caller, HandlerCore } from "../core.js";
 import { methodNotAllowed } from "../responses.js";
@@ -14,11 +15,14 @@ import {
   versionHeaderError,
 } from "./incoming.js";
 import { type RequestHost, runLegacyRequest } from "./run.js";
-import { applySessionMethod, isSessionMethod } from "./session-methods.js";
+import { answerOverHttp } from "./session-methods.js";
 import { LegacyStream } from "./stream.js";
 
 /** The version a stateless request speaks when its `MCP-Protocol-Version` header names none. */
 const DEFAULT_VERSION = "2025-03-26";
+
+/** What a session method reads when there is no session. */
+const NO_SESSION = { subscriptions: [] };
 
 /** A sessionless stream keeps no replay log: nobody can resume it (GET is not served). */
 const NO_LOG: EventLog = {
@@ -88,10 +92,9 @@ export class StatelessLegacy implements LegacyEra {
 
   #request(req: McpHttpRequest, request: JsonRpcRequest, caller: Caller): Promise<McpHttpResponse> {
     const protocolVersion = req.header("mcp-protocol-version") ?? DEFAULT_VERSION;
-    if (isSessionMethod(request.method)) {
-      const record = { subscriptions: [] as string[] };
-      return Promise.resolve(applySessionMethod(record, request).response);
-    }
+    // Nothing to keep a level or subscriptions in: answered, and forgotten.
+    if (isSessionMethod(request.method))
+      return Promise.resolve(answerOverHttp(request.method, request, NO_SESSION).response);
     return runLegacyRequest(this.#core, {
       request,
       peer: { protocolVersion, capabilities: {} },
