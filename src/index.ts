@@ -1,4 +1,4 @@
-export type { RequestInfo } from "./http/core.js";
+export type { RequestInfo } from "./http/endpoint-services.js";
 export type { CloseOptions, McpHandler, McpHandlerOptions, McpHealth } from "./http/handler.js";
 export { createMcpHandler } from "./http/handler.js";
 export type { TrustProxy } from "./http/proxy.js";

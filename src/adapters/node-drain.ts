@@ -32,7 +32,7 @@ export function respondAndDrain(
   }
   return new Promise((resolve) => {
     let drained = 0;
-    const finish = (complete: boolean) => {
+    const stopDraining = (complete: boolean) => {
       clearTimeout(timer);
       req.off("data", onData).off("end", onEnd).off("error", onCut);
       res.off("close", onCut);
@@ -43,10 +43,10 @@ export function respondAndDrain(
     };
     const onData = (chunk: Buffer) => {
       drained += chunk.length;
-      if (drained > DRAIN_MAX_BYTES) finish(false);
+      if (drained > DRAIN_MAX_BYTES) stopDraining(false);
     };
-    const onEnd = () => finish(true);
-    const onCut = () => finish(false);
+    const onEnd = () => stopDraining(true);
+    const onCut = () => stopDraining(false);
     const timer = setTimeout(onCut, DRAIN_MAX_MS);
     req.on("data", onData).once("end", onEnd).once("error", onCut);
     res.once("close", onCut);

@@ -61,9 +61,9 @@ export function serveStdio(server: McpServer, options: StdioOptions = {}): Stdio
       onError(error);
     }
   });
-  let finish!: () => void;
+  let markDone!: () => void;
   const done = new Promise<void>((resolve) => {
-    finish = resolve;
+    markDone = resolve;
   });
   const close = async () => {
     if (session.closed) return;
@@ -71,7 +71,7 @@ export function serveStdio(server: McpServer, options: StdioOptions = {}): Stdio
     lines.close();
     await ending;
     await store.close();
-    finish();
+    markDone();
   };
   // stdin's end: let running requests answer (bounded) before shutting down.
   lines.once("close", async () => {

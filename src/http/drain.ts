@@ -1,7 +1,7 @@
 import { ErrorCode, McpError } from "../protocol/errors.js";
 import type { RequestId } from "../protocol/messages.js";
 import type { McpStore } from "../store/types.js";
-import type { HandlerCore } from "./core.js";
+import type { EndpointServices } from "./endpoint-services.js";
 import type { LegacyEra } from "./legacy/era.js";
 import { errorResponse } from "./responses.js";
 import type { McpHttpResponse } from "./types.js";
@@ -30,7 +30,7 @@ export async function storeAnswers(store: McpStore): Promise<"up" | "down"> {
 
 /** What a drain winds down, besides the requests in flight the core tracks. */
 export interface DrainParts {
-  core: HandlerCore;
+  core: EndpointServices;
   legacy: Pick<LegacyEra, "handOver" | "close"> | undefined;
   store: McpStore;
 }
@@ -43,7 +43,7 @@ export interface DrainParts {
 export async function drain({ core, legacy, store }: DrainParts, graceMs: number): Promise<void> {
   const started = Date.now();
   const info = core.server.info;
-  const extensions = core.runtime.extensions ?? [];
+  const extensions = core.dispatchServices.extensions ?? [];
   // Long-lived streams first, so their clients reconnect elsewhere while the rest finishes.
   await legacy?.handOver();
   core.hub.endStreams(info);

@@ -1,9 +1,9 @@
 import { ErrorCode, isMcpError, McpError } from "../protocol/errors.js";
 import type { JsonObject, JsonRpcMessage, RequestId } from "../protocol/messages.js";
-import type { RequestEnv } from "../server/context.js";
+import type { TransportContext } from "../server/context.js";
 import { dispatch } from "../server/dispatch.js";
 import type { Era, Implementation } from "../server/types.js";
-import type { Caller, HandlerCore } from "./core.js";
+import type { Caller, EndpointServices } from "./endpoint-services.js";
 import { shutdownError } from "./in-flight.js";
 import { errorMessage, serializeResponse } from "./responses.js";
 import type { McpHttpResponse } from "./types.js";
@@ -26,7 +26,7 @@ export interface ExchangePolicy {
   /** Opens the request's SSE stream and answers the HTTP request with it (once). */
   openStream(answer: (response: McpHttpResponse) => void): AnswerStream;
   /** Builds what the handler runs in; `stream()` opens the SSE stream on first use. */
-  env(stream: () => AnswerStream): RequestEnv;
+  env(stream: () => AnswerStream): TransportContext;
   /** Once the request has its answer, whichever way it went. */
   done?(): void;
 }
@@ -37,7 +37,7 @@ export interface ExchangePolicy {
  * A drain whose grace ends first answers for the handler, retryably, and stops it.
  */
 export function exchange(
-  core: HandlerCore,
+  core: EndpointServices,
   request: { id: RequestId; method: string; params: JsonObject },
   policy: ExchangePolicy,
 ): Promise<McpHttpResponse> {
@@ -87,7 +87,7 @@ export function exchange(
       answer(503, errorMessage(error, request.id), error, { "retry-after": "1" });
       env.abort.abort(new Error("Server is shutting down"));
     });
-    dispatch(core.server, core.runtime, request, env).then(
+    dispatch(core.server, core.dispatchServices, request, env).then(
       (result) => answer(200, { jsonrpc: "2.0", id: request.id, result }),
       (error: unknown) => {
         const known = isMcpError(error)

@@ -2,7 +2,7 @@ import type { McpAuth } from "../auth/types.js";
 import type { ExtensionOptions } from "../server/ext/index.js";
 import type { McpServer } from "../server/mcp-server.js";
 import type { McpStore } from "../store/types.js";
-import type { RequestInfo } from "./core.js";
+import type { RequestInfo } from "./endpoint-services.js";
 import type { LegacyOptions } from "./legacy/era.js";
 import type { TrustProxy } from "./proxy.js";
 import type { McpHttpRequest, McpHttpResponse } from "./types.js";

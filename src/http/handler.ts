@@ -1,8 +1,8 @@
 import { ErrorCode, McpError } from "../protocol/errors.js";
 import type { McpServer } from "../server/mcp-server.js";
 import { memoryStore } from "../store/memory.js";
+import { createEndpointServices } from "./create-endpoint-services.js";
 import { drain, storeAnswers } from "./drain.js";
-import { createHandlerCore } from "./handler-core.js";
 import type { McpHandler, McpHandlerOptions } from "./handler-options.js";
 import { createLegacyEra } from "./legacy/era.js";
 import { proxyHops } from "./proxy.js";
@@ -34,7 +34,7 @@ export function createMcpHandler<App = unknown>(
 ): McpHandler<App> {
   const store = options.store ?? memoryStore();
   const hops = proxyHops(options.trustProxy);
-  const core = createHandlerCore(server, store, hops, options);
+  const core = createEndpointServices(server, store, hops, options);
   const legacy =
     options.legacy === false
       ? undefined

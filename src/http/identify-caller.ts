@@ -3,7 +3,7 @@ import { ErrorCode, McpError } from "../protocol/errors.js";
 import { hasScopes } from "../server/access.js";
 import type { AuthInfo } from "../server/types.js";
 import { authenticate, insufficientScope } from "./auth-gate.js";
-import type { Caller, HandlerCore } from "./core.js";
+import type { Caller, EndpointServices } from "./endpoint-services.js";
 import { errorResponse } from "./responses.js";
 import type { McpHttpRequest, McpHttpResponse } from "./types.js";
 
@@ -23,7 +23,7 @@ export type Identified = { caller: Caller; verified?: Verified } | { response: M
 export async function identifyCaller(
   req: McpHttpRequest,
   auth: McpAuth | undefined,
-  reportError: HandlerCore["reportError"],
+  reportError: EndpointServices["reportError"],
 ): Promise<Identified> {
   let app: unknown;
   if (req.context) {

@@ -7,7 +7,7 @@ import { type ListenFilter, listenSink, parseListenFilter } from "../server/list
 import { type ModernMeta, readModernMeta, unsupportedVersion } from "../server/modern-meta.js";
 import type { AuthInfo } from "../server/types.js";
 import { LazyAbort } from "../utils/lazy-abort.js";
-import type { Caller, HandlerCore } from "./core.js";
+import type { Caller, EndpointServices } from "./endpoint-services.js";
 import { exchange } from "./exchange.js";
 import { validateMirroredHeaders, validateVersionHeader } from "./headers.js";
 import { errorResponse, inBandStatus } from "./responses.js";
@@ -17,7 +17,7 @@ import type { McpHttpRequest, McpHttpResponse } from "./types.js";
 
 /** Serves one modern-era (2026-07-28) message: stateless, everything from the request. */
 export async function handleModern(
-  core: HandlerCore,
+  core: EndpointServices,
   req: McpHttpRequest,
   message: JsonRpcRequest | JsonRpcNotification,
   caller: Caller = {},
@@ -45,7 +45,7 @@ export async function handleModern(
   }
   if (
     message.method !== "subscriptions/listen" &&
-    !hasMethod(core.server, message.method, core.runtime.extensions)
+    !hasMethod(core.server, message.method, core.dispatchServices.extensions)
   ) {
     return errorResponse(
       404,
@@ -59,7 +59,7 @@ export async function handleModern(
 }
 
 function listen(
-  core: HandlerCore,
+  core: EndpointServices,
   req: McpHttpRequest,
   request: { id: JsonRpcRequest["id"]; params: JsonObject },
   meta: ModernMeta,
@@ -72,7 +72,7 @@ function listen(
     const known = error as McpError;
     return errorResponse(400, known, { id: request.id });
   }
-  for (const extension of core.runtime.extensions ?? []) {
+  for (const extension of core.dispatchServices.extensions ?? []) {
     const refused = extension.refuseListen?.(filter, meta.capabilities);
     if (refused) return errorResponse(400, refused, { id: request.id });
   }
@@ -89,7 +89,7 @@ function listen(
  * closing it is cancellation (spec: transports, cancellation).
  */
 function run(
-  core: HandlerCore,
+  core: EndpointServices,
   req: McpHttpRequest,
   request: { id: JsonRpcRequest["id"]; method: string; params: JsonObject },
   meta: ModernMeta,

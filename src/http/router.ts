@@ -6,8 +6,8 @@ import { MetaKey } from "../protocol/versions.js";
 import { hasScopes, scopesFor } from "../server/access.js";
 import { isModernRequest } from "../server/modern-meta.js";
 import { insufficientScope } from "./auth-gate.js";
-import type { Caller, HandlerCore } from "./core.js";
 import { shuttingDown } from "./drain.js";
+import type { Caller, EndpointServices } from "./endpoint-services.js";
 import { identifyCaller, type Verified } from "./identify-caller.js";
 import type { LegacyEra } from "./legacy/era.js";
 import { handleModern } from "./modern.js";
@@ -19,7 +19,7 @@ import type { McpHttpRequest, McpHttpResponse } from "./types.js";
 
 /** What the router needs: the core, each era, and the endpoint's checks. */
 export interface RouterOptions {
-  core: HandlerCore;
+  core: EndpointServices;
   legacy: LegacyEra | undefined;
   auth: McpAuth | undefined;
   /** Proxies whose forwarded headers are believed (`trustProxy`). */

@@ -25,7 +25,7 @@ export class SseStream {
         start: (controller) => {
           this.#controller = controller;
         },
-        cancel: () => this.#finish(),
+        cancel: () => this.#markClosed(),
       },
       { highWaterMark: MAX_BUFFERED, size: (chunk) => chunk.byteLength },
     );
@@ -47,7 +47,7 @@ export class SseStream {
   }
 
   /** Sends raw SSE text (a comment, a priming event, a retry field). */
-  raw(text: string): boolean {
+  writeRaw(text: string): boolean {
     return this.#write(text);
   }
 
@@ -59,7 +59,7 @@ export class SseStream {
     } catch {
       // already errored by the reader
     }
-    this.#finish();
+    this.#markClosed();
   }
 
   /** Runs `listener` once when the stream closes, from either side. */
@@ -73,14 +73,14 @@ export class SseStream {
     if ((this.#controller.desiredSize ?? 0) <= 0) {
       // The reader stopped reading: drop the stream rather than buffer without bound.
       this.#controller.error(new Error("SSE reader too slow"));
-      this.#finish();
+      this.#markClosed();
       return false;
     }
     this.#controller.enqueue(encoder.encode(text));
     return true;
   }
 
-  #finish(): void {
+  #markClosed(): void {
     if (this.#closed) return;
     this.#closed = true;
     for (const listener of this.#onClose.splice(0)) listener();

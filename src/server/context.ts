@@ -13,7 +13,7 @@ import type {
 } from "./types.js";
 
 /** What the transport tells the dispatcher about one request. */
-export interface RequestEnv {
+export interface TransportContext {
   era: Era;
   protocolVersion: string;
   clientCapabilities: JsonObject;
@@ -86,7 +86,7 @@ const CAPABILITY_OF: Record<string, string> = {
   "roots/list": "roots",
 };
 
-function requireCapability(env: RequestEnv, method: string, params: JsonObject): void {
+function requireCapability(env: TransportContext, method: string, params: JsonObject): void {
   const capability = CAPABILITY_OF[method] ?? method;
   const declared = env.clientCapabilities[capability];
   const urlMode = method === "elicitation/create" && params.mode === "url";
@@ -115,12 +115,12 @@ class RequestContext implements HandlerContext {
   readonly app: unknown;
   readonly sessionId: string | undefined;
   readonly state: JsonObject;
-  readonly #env: RequestEnv;
+  readonly #env: TransportContext;
   readonly #inputs: InputCollector | undefined;
   #lastProgress = Number.NEGATIVE_INFINITY;
 
   constructor(
-    env: RequestEnv,
+    env: TransportContext,
     request: { id: RequestId; method: string; params: JsonObject },
     inputs: InputCollector | undefined,
     state: JsonObject,
@@ -205,7 +205,7 @@ class RequestContext implements HandlerContext {
 
 /** Builds the handler context for one request. */
 export function createContext(
-  env: RequestEnv,
+  env: TransportContext,
   request: { id: RequestId; method: string; params: JsonObject },
   inputs: InputCollector | undefined,
   state: JsonObject,

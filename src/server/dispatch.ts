@@ -4,7 +4,7 @@ import { isObject } from "../protocol/messages.js";
 import { SUPPORTED_VERSIONS } from "../protocol/versions.js";
 import { hasScopes } from "./access.js";
 import { complete } from "./completion.js";
-import { createContext, InputRequiredSignal, type RequestEnv } from "./context.js";
+import { createContext, InputRequiredSignal, type TransportContext } from "./context.js";
 import { type EraPolicy, eraPolicy } from "./era-policy.js";
 import { extensionFor, type ServerExtension } from "./extension.js";
 import type { McpServer } from "./mcp-server.js";
@@ -20,7 +20,7 @@ import { resolveTool, runTool } from "./tools.js";
 import type { CacheHints, HandlerContext } from "./types.js";
 
 /** Per-handler machinery the dispatcher needs besides the server. */
-export interface DispatchRuntime extends RoundStateOptions {
+export interface DispatchServices extends RoundStateOptions {
   /** The extensions that serve methods and may take over tool calls (tasks). @default [] */
   extensions?: readonly ServerExtension[];
 }
@@ -37,8 +37,8 @@ interface MethodCall {
   server: McpServer;
   ctx: HandlerContext;
   params: JsonObject;
-  env: RequestEnv;
-  runtime: DispatchRuntime;
+  env: TransportContext;
+  services: DispatchServices;
   /** What the request's era does differently. */
   era: EraPolicy;
 }
@@ -48,7 +48,7 @@ type Handler = (call: MethodCall) => Promise<JsonObject>;
 /** The registrations a list shows to this caller. */
 function visible<T extends { options: { scopes?: string[] } }>(
   items: Iterable<T>,
-  env: RequestEnv,
+  env: TransportContext,
 ): T[] {
   const all = [...items];
   if (!env.hideUnauthorized) return all;
@@ -58,7 +58,7 @@ function visible<T extends { options: { scopes?: string[] } }>(
 
 const callTool: Handler = async (call) => {
   const { tool, args } = resolveTool(call.server, call.params);
-  for (const extension of call.runtime.extensions ?? []) {
+  for (const extension of call.services.extensions ?? []) {
     const takenOver = extension.callTool?.({ ...call, tool, args });
     if (takenOver) return takenOver;
   }
@@ -102,7 +102,7 @@ const readResource: Handler = async ({ server, ctx, params, era }) => {
 async function listResources(
   server: McpServer,
   ctx: HandlerContext,
-  env: RequestEnv,
+  env: TransportContext,
 ): Promise<JsonObject[]> {
   const listed = visible(server.resources.values(), env).map((resource) => resource.definition);
   for (const template of visible(server.templates.values(), env)) {
@@ -117,9 +117,9 @@ async function listResources(
 }
 
 const HANDLERS: Record<string, Handler> = {
-  "server/discover": async ({ server, env, runtime, era }) => {
+  "server/discover": async ({ server, env, services, era }) => {
     const capabilities = server.capabilities();
-    const declared = declarations(runtime.extensions ?? []);
+    const declared = declarations(services.extensions ?? []);
     if (declared) capabilities.extensions = declared;
     const result: JsonObject = { supportedVersions: [...SUPPORTED_VERSIONS], capabilities };
     if (server.instructions !== undefined) result.instructions = server.instructions;
@@ -178,12 +178,12 @@ export function hasMethod(
 /** What serves `method`: a core handler, an extension's, or the server's custom method. */
 function handlerOf(
   server: McpServer,
-  runtime: DispatchRuntime,
+  services: DispatchServices,
   method: string,
 ): Handler | undefined {
   const core = HANDLERS[method];
   if (core) return core;
-  const extension = extensionFor(runtime.extensions ?? [], method)?.methods?.[method];
+  const extension = extensionFor(services.extensions ?? [], method)?.methods?.[method];
   if (extension) return extension;
   const custom = server.methods.get(method);
   return custom && (async ({ params, ctx }) => custom(params, ctx));
@@ -198,7 +198,7 @@ function resourceHints(server: McpServer, uri: string): CacheHints | undefined {
 }
 
 /** A handler's failure as the client sees it: JSON-RPC errors as they are, the rest internal. */
-function toWireError(error: unknown, env: RequestEnv): McpError {
+function toWireError(error: unknown, env: TransportContext): McpError {
   if (error instanceof InputRequiredSignal) {
     return new McpError(
       ErrorCode.InternalError,
@@ -216,29 +216,29 @@ function toWireError(error: unknown, env: RequestEnv): McpError {
  */
 export async function dispatch(
   server: McpServer,
-  runtime: DispatchRuntime,
+  services: DispatchServices,
   request: DispatchRequest,
-  env: RequestEnv,
+  env: TransportContext,
 ): Promise<JsonObject> {
-  const handler = handlerOf(server, runtime, request.method);
+  const handler = handlerOf(server, services, request.method);
   if (!handler) {
     throw new McpError(ErrorCode.MethodNotFound, `Method not found: ${request.method}`);
   }
   const era = eraPolicy(env.era);
   const round = era.multiRound(request.method, env)
-    ? await openRound(runtime, request, env)
+    ? await openRound(services, request, env)
     : undefined;
   const ctx = createContext(env, request, round?.inputs, round?.state ?? {});
   const { params } = request;
   let result: JsonObject;
   try {
-    result = await handler({ server, ctx, params, env, runtime, era });
+    result = await handler({ server, ctx, params, env, services, era });
   } catch (error) {
     // A handler that asked for missing inputs ends the round, whatever it threw.
     if (!needsInput(round)) throw toWireError(error, env);
   }
   if (needsInput(round)) {
-    const asked = await inputRequiredResult(runtime, request, env, round.inputs, ctx.state);
+    const asked = await inputRequiredResult(services, request, env, round.inputs, ctx.state);
     return era.decorate(server, asked);
   }
   if (request.method === "resources/read")

@@ -2,7 +2,7 @@ import { ErrorCode, invalidParams, McpError } from "../protocol/errors.js";
 import type { JsonObject } from "../protocol/messages.js";
 import { isObject } from "../protocol/messages.js";
 import { MetaKey } from "../protocol/versions.js";
-import type { RequestEnv } from "./context.js";
+import type { TransportContext } from "./context.js";
 import { cacheHints, type McpServer } from "./mcp-server.js";
 import type { CacheHints, Era } from "./types.js";
 
@@ -14,11 +14,11 @@ export interface EraPolicy {
   /** Whether extensions (`capabilities.extensions`, such as tasks) apply in this era. */
   readonly extensions: boolean;
   /** Adds the server's cache hints for a result, where the era carries them. */
-  withCache(result: JsonObject, hints: CacheHints | undefined, env: RequestEnv): JsonObject;
+  withCache(result: JsonObject, hints: CacheHints | undefined, env: TransportContext): JsonObject;
   /** The error for a resource URI that nothing serves. */
   notFound(uri: string): McpError;
   /** Whether `method` runs as one round of a multi round-trip request (MRTR). */
-  multiRound(method: string, env: RequestEnv): boolean;
+  multiRound(method: string, env: TransportContext): boolean;
   /** Completes a result for the wire: the era's `resultType` and the server's `_meta`. */
   decorate(server: McpServer, result: JsonObject): JsonObject;
 }

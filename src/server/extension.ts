@@ -1,7 +1,7 @@
 import type { McpError } from "../protocol/errors.js";
 import type { JsonObject } from "../protocol/messages.js";
 import type { McpStore } from "../store/types.js";
-import type { RequestEnv } from "./context.js";
+import type { TransportContext } from "./context.js";
 import type { EraPolicy } from "./era-policy.js";
 import type { ListenFilter } from "./listen-hub.js";
 import type { ChangeEvent, McpServer, RegisteredTool } from "./mcp-server.js";
@@ -12,7 +12,7 @@ export interface ExtensionRequest {
   server: McpServer;
   ctx: HandlerContext;
   params: JsonObject;
-  env: RequestEnv;
+  env: TransportContext;
   /** What the request's era does differently (`era.extensions`: whether extensions apply). */
   era: EraPolicy;
 }

@@ -71,7 +71,7 @@ export function changeNotification(event: ChangeEvent): JsonRpcMessage {
 export interface MessageWriter {
   send(message: JsonRpcMessage): unknown;
   /** Writes transport-level text such as an SSE comment; may do nothing. */
-  raw(text: string): unknown;
+  writeRaw(text: string): unknown;
   close(): void;
 }
 
@@ -121,7 +121,7 @@ export function listenSink(
       return filter[FLAG_OF[event.kind]] === true;
     },
     deliver: (message) => stream.send(tagged(message, id)),
-    keepAlive: () => stream.raw(":\n\n"),
+    keepAlive: () => stream.writeRaw(":\n\n"),
     end(serverInfo) {
       const meta = { [MetaKey.subscriptionId]: id, [MetaKey.serverInfo]: serverInfo };
       stream.send({ jsonrpc: "2.0", id, result: { resultType: "complete", _meta: meta } });

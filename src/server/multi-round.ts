@@ -3,7 +3,7 @@ import type { JsonObject } from "../protocol/messages.js";
 import { isObject } from "../protocol/messages.js";
 import type { NonceStore } from "../store/types.js";
 import { principalKey } from "./access.js";
-import type { InputCollector, RequestEnv } from "./context.js";
+import type { InputCollector, TransportContext } from "./context.js";
 import { digestParams, type StateSealer } from "./request-state.js";
 
 /** How sealed `requestState` is made and redeemed between rounds. */
@@ -35,7 +35,7 @@ export interface Round {
 export async function openRound(
   options: RoundStateOptions,
   request: RoundRequest,
-  env: RequestEnv,
+  env: TransportContext,
 ): Promise<Round> {
   const { requestState, inputResponses } = request.params;
   if (inputResponses !== undefined && !isObject(inputResponses)) {
@@ -74,7 +74,7 @@ export function needsInput(round: Round | undefined): round is Round {
 export async function inputRequiredResult(
   options: RoundStateOptions,
   request: RoundRequest,
-  env: RequestEnv,
+  env: TransportContext,
   inputs: InputCollector,
   state: JsonObject,
 ): Promise<JsonObject> {

@@ -1,7 +1,7 @@
 import { invalidParams, isMcpError } from "../protocol/errors.js";
 import type { JsonObject } from "../protocol/messages.js";
 import { isObject } from "../protocol/messages.js";
-import { InputRequiredSignal, type RequestEnv } from "./context.js";
+import { InputRequiredSignal, type TransportContext } from "./context.js";
 import type { McpServer, RegisteredTool } from "./mcp-server.js";
 import { toolError, toToolResult } from "./results.js";
 import type { HandlerContext, ToolResult } from "./types.js";
@@ -27,7 +27,7 @@ export async function runTool(
   tool: RegisteredTool,
   args: JsonObject,
   ctx: HandlerContext,
-  env: RequestEnv,
+  env: TransportContext,
 ): Promise<JsonObject> {
   let input: unknown = args;
   if (tool.input) {

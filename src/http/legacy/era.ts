@@ -1,6 +1,6 @@
 import type { AuthInfo } from "../../server/types.js";
 import type { McpStore } from "../../store/types.js";
-import type { Caller, HandlerCore } from "../core.js";
+import type { Caller, EndpointServices } from "../endpoint-services.js";
 import type { McpHttpRequest, McpHttpResponse } from "../types.js";
 import type { LegacyMessage } from "./incoming.js";
 import { SessionfulLegacy } from "./sessionful.js";
@@ -60,7 +60,7 @@ export interface LegacyEra {
 
 /** The legacy era for `options`: sessions in `store`, or none when `stateless`. */
 export function createLegacyEra(
-  core: HandlerCore,
+  core: EndpointServices,
   store: McpStore,
   options: LegacyOptions,
 ): LegacyEra {

@@ -1,7 +1,7 @@
 import { ErrorCode, McpError } from "../../protocol/errors.js";
 import type { AuthInfo } from "../../server/types.js";
 import type { McpStore, SessionRecord } from "../../store/types.js";
-import type { HandlerCore } from "../core.js";
+import type { EndpointServices } from "../endpoint-services.js";
 import { errorResponse } from "../responses.js";
 import { SSE_HEADERS, SseStream } from "../sse.js";
 import { granted } from "../stream-slots.js";
@@ -16,7 +16,7 @@ import { streamOfEventId } from "./stream.js";
 
 /** What serving a GET needs from the legacy era. */
 export interface GetStreamContext {
-  core: HandlerCore;
+  core: EndpointServices;
   store: McpStore;
   sessions: Sessions;
   handoffs: StreamHandoffs;

@@ -1,6 +1,6 @@
 import { publish, subscribe } from "../../store/channels.js";
 import type { McpStore } from "../../store/types.js";
-import type { HandlerCore } from "../core.js";
+import type { EndpointServices } from "../endpoint-services.js";
 import { type Handoff, LegacyChannels, type SessionMessage } from "./channels.js";
 import type { HeldSession, RemoteEvent } from "./held-session.js";
 import type { Sessions } from "./sessions.js";
@@ -22,7 +22,7 @@ const TAKEOVER_WAIT_MS = 3_000;
  * numbers its events after them and nothing is lost or repeated.
  */
 export class StreamHandoffs {
-  readonly #core: HandlerCore;
+  readonly #core: EndpointServices;
   readonly #store: McpStore;
   readonly #sessions: Sessions;
   readonly #retryMs: number;
@@ -30,7 +30,7 @@ export class StreamHandoffs {
   readonly #released = new Map<string, (seq: number | undefined) => void>();
   readonly #offers: Promise<() => Promise<void>>;
 
-  constructor(core: HandlerCore, store: McpStore, sessions: Sessions, retryMs: number) {
+  constructor(core: EndpointServices, store: McpStore, sessions: Sessions, retryMs: number) {
     this.#core = core;
     this.#store = store;
     this.#sessions = sessions;

@@ -145,7 +145,7 @@ export class HeldSession {
 
   /** Ends a POST response stream whose request is done, recording its end in the log. */
   finishStream(stream: LegacyStream): void {
-    stream.finish();
+    stream.endAndLog();
     this.#streams.delete(stream.id);
   }
 

@@ -13,7 +13,7 @@ import {
   initializeResult,
   negotiateVersion,
 } from "../../server/initialize.js";
-import type { HandlerCore } from "../core.js";
+import type { EndpointServices } from "../endpoint-services.js";
 import { errorResponse, jsonResponse } from "../responses.js";
 import type { McpHttpRequest, McpHttpResponse } from "../types.js";
 
@@ -93,7 +93,7 @@ export function shuttingDown(id: JsonRpcRequest["id"]): McpHttpResponse {
  * given, opens a session and names it in `Mcp-Session-Id` (PROTOCOL §3, lifecycle).
  */
 export async function answerInitialize(
-  core: HandlerCore,
+  core: EndpointServices,
   request: JsonRpcRequest,
   openSession?: (params: JsonObject, protocolVersion: string) => Promise<string>,
 ): Promise<McpHttpResponse> {

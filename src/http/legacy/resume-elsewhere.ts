@@ -41,7 +41,7 @@ export async function resumeElsewhere(
   let missed = 0;
   const check = setInterval(() => {
     if (stream.ended) return;
-    writer.raw(":\n\n");
+    writer.writeRaw(":\n\n");
     if (heard) missed = 0;
     else if (++missed >= 2) return ownerGone(stream);
     heard = false;
@@ -69,5 +69,5 @@ function ownerGone(stream: LegacyStream): void {
     );
     stream.send(errorMessage(error, requestId) as unknown as JsonRpcMessage);
   }
-  stream.finish();
+  stream.endAndLog();
 }

@@ -3,7 +3,7 @@ import { answerDepthError, paramsDepthError } from "../../protocol/params.js";
 import type { LogLevel } from "../../protocol/versions.js";
 import type { Implementation } from "../../server/types.js";
 import { LazyAbort } from "../../utils/lazy-abort.js";
-import type { Caller, HandlerCore } from "../core.js";
+import type { Caller, EndpointServices } from "../endpoint-services.js";
 import { exchange } from "../exchange.js";
 import { errorResponse } from "../responses.js";
 import { SSE_HEADERS, SseStream } from "../sse.js";
@@ -59,7 +59,7 @@ export interface LegacyRequest {
  * carries its notifications and server requests, each event logged for resumption.
  */
 export function runLegacyRequest(
-  core: HandlerCore,
+  core: EndpointServices,
   { request, peer, host, caller, retryMs }: LegacyRequest,
 ): Promise<McpHttpResponse> {
   // Before anything walks them: recursive walkers would overflow the stack on deeper params.

@@ -5,7 +5,7 @@ import { principalKey } from "../../server/access.js";
 import { isSessionMethod } from "../../server/session-methods.js";
 import type { AuthInfo, Implementation } from "../../server/types.js";
 import type { McpStore, SessionRecord } from "../../store/types.js";
-import type { Caller, HandlerCore } from "../core.js";
+import type { Caller, EndpointServices } from "../endpoint-services.js";
 import { errorResponse } from "../responses.js";
 import type { McpHttpRequest, McpHttpResponse } from "../types.js";
 import type { LegacyEra, LegacySettings } from "./era.js";
@@ -35,7 +35,7 @@ import { answer503OnStoreOutage } from "./store-outage.js";
  */
 export class SessionfulLegacy implements LegacyEra {
   readonly stateless = false;
-  readonly #core: HandlerCore;
+  readonly #core: EndpointServices;
   readonly #settings: LegacySettings;
   readonly #sessions: Sessions;
   readonly #handoffs: StreamHandoffs;
@@ -43,7 +43,7 @@ export class SessionfulLegacy implements LegacyEra {
   readonly #sweeper: ReturnType<typeof setInterval>;
   #handingOver: Promise<void> | undefined;
 
-  constructor(core: HandlerCore, store: McpStore, settings: LegacySettings) {
+  constructor(core: EndpointServices, store: McpStore, settings: LegacySettings) {
     this.#core = core;
     this.#store = store;
     this.#settings = settings;

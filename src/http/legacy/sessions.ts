@@ -4,7 +4,7 @@ import { paramsDepthError } from "../../protocol/params.js";
 import { publish } from "../../store/channels.js";
 import type { McpStore, SessionRecord } from "../../store/types.js";
 import { toBase64Url } from "../../utils/base64.js";
-import type { HandlerCore } from "../core.js";
+import type { EndpointServices } from "../endpoint-services.js";
 import { AwaitingStreams } from "./awaiting-streams.js";
 import { LegacyChannels, type SessionMessage } from "./channels.js";
 import type { LegacySettings } from "./era.js";
@@ -26,7 +26,7 @@ function newSessionId(): string {
 export class Sessions {
   /** This process, for telling its own bus messages from others'. */
   readonly processId = crypto.randomUUID();
-  readonly #core: HandlerCore;
+  readonly #core: EndpointServices;
   readonly #store: McpStore;
   readonly #settings: LegacySettings;
   readonly #held = new Map<string, HeldSession>();
@@ -41,7 +41,7 @@ export class Sessions {
   #draining = false;
 
   constructor(
-    core: HandlerCore,
+    core: EndpointServices,
     store: McpStore,
     settings: LegacySettings,
     onRemote: (held: HeldSession, event: RemoteEvent) => void,

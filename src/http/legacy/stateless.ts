@@ -1,7 +1,7 @@
 import type { JsonRpcRequest } from "../../protocol/messages.js";
 import { isSessionMethod } from "../../server/session-methods.js";
 import type { EventLog } from "../../store/types.js";
-import type { Caller, HandlerCore } from "../core.js";
+import type { Caller, EndpointServices } from "../endpoint-services.js";
 import { methodNotAllowed } from "../responses.js";
 import type { McpHttpRequest, McpHttpResponse } from "../types.js";
 import type { LegacyEra } from "./era.js";
@@ -49,10 +49,10 @@ function sessionlessInput(capability: string): Error {
 export class StatelessLegacy implements LegacyEra {
   readonly stateless = true;
   readonly sessionsHeld = 0;
-  readonly #core: HandlerCore;
+  readonly #core: EndpointServices;
   readonly #retryMs: number;
 
-  constructor(core: HandlerCore, retryMs: number) {
+  constructor(core: EndpointServices, retryMs: number) {
     this.#core = core;
     this.#retryMs = retryMs;
   }
@@ -115,7 +115,7 @@ function sessionlessHost(): RequestHost {
         log: NO_LOG,
         onError: () => {},
       }),
-    finishStream: (stream) => stream.finish(),
+    finishStream: (stream) => stream.endAndLog(),
     track: () => () => {},
     refuseInput: sessionlessInput,
     done: () => {},

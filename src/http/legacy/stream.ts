@@ -151,7 +151,7 @@ export class LegacyStream {
   prime(writer: SseStream): void {
     const id = `${this.id}${SEPARATOR}${++this.#seq}`;
     this.#append({ id, message: {} });
-    writer.raw(`id: ${id}\ndata: \n\n`);
+    writer.writeRaw(`id: ${id}\ndata: \n\n`);
     this.#written = this.#seq;
   }
 
@@ -225,12 +225,12 @@ export class LegacyStream {
 
   /** Writes an SSE comment to the current connection. */
   keepAlive(): void {
-    this.#writer?.raw(":\n\n");
+    this.#writer?.writeRaw(":\n\n");
   }
 
   /** Closes the current connection, asking the client to come back after `retryMs` (polling). */
   detach(retryMs: number): void {
-    this.#writer?.raw(`retry: ${retryMs}\n\n`);
+    this.#writer?.writeRaw(`retry: ${retryMs}\n\n`);
     this.#writer?.close();
     this.#writer = undefined;
   }
@@ -244,7 +244,7 @@ export class LegacyStream {
   }
 
   /** Ends a stream this process produced, recording the end for resumptions elsewhere. */
-  finish(): void {
+  endAndLog(): void {
     const marker = { id: `${this.id}${SEPARATOR}${END}`, message: {} };
     this.#append(marker);
     this.end();

@@ -5,12 +5,12 @@ import type {
   JsonRpcRequest,
   RequestId,
 } from "../../protocol/messages.js";
-import type { RequestEnv } from "../context.js";
+import type { TransportContext } from "../context.js";
 import type { ListenHub } from "../listen-hub.js";
 import type { McpServer } from "../mcp-server.js";
 
 /** A request's environment as an era builds it; the session adds the abort flag and `send`. */
-export type EraEnv = Omit<RequestEnv, "abort" | "send">;
+export type EraEnv = Omit<TransportContext, "abort" | "send">;
 
 /** What a stdio session lends its two eras: the one channel to the client, and the server. */
 export interface StdioChannel {

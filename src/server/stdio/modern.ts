@@ -66,7 +66,7 @@ export class ModernStdio {
     const writer = {
       send: this.#channel.write,
       // stdio has no comments to keep a line alive.
-      raw: () => {},
+      writeRaw: () => {},
       close: () => this.cancel(key),
     };
     const remove = this.#channel.hub.add(listenSink(request.id, writer, filter));

@@ -10,7 +10,7 @@ import { answerDepthError, paramsDepthError } from "../../protocol/params.js";
 import { PendingRequests, settleWithReply } from "../../protocol/pending-requests.js";
 import type { McpStore } from "../../store/types.js";
 import { LazyAbort } from "../../utils/lazy-abort.js";
-import { type DispatchRuntime, dispatch } from "../dispatch.js";
+import { type DispatchServices, dispatch } from "../dispatch.js";
 import { ListenHub } from "../listen-hub.js";
 import type { McpServer } from "../mcp-server.js";
 import { isModernRequest } from "../modern-meta.js";
@@ -50,7 +50,7 @@ type Lifecycle =
 export class StdioSession {
   readonly #options: StdioSessionOptions;
   readonly #channel: StdioChannel;
-  readonly #runtime: DispatchRuntime;
+  readonly #services: DispatchServices;
   readonly #running = new Map<string, LazyAbort>();
   readonly #pending = new PendingRequests<JsonObject>();
   readonly #modern: ModernStdio;
@@ -61,7 +61,7 @@ export class StdioSession {
   constructor(server: McpServer, options: StdioSessionOptions) {
     this.#options = options;
     const { store, onError } = options;
-    this.#runtime = {
+    this.#services = {
       sealer: createStateSealer(options.secret),
       nonces: store.nonces,
       stateTtlMs: 300_000,
@@ -166,7 +166,7 @@ export class StdioSession {
     const send = (message: JsonRpcMessage) => (abort.aborted ? undefined : this.#write(message));
     const call = { id: request.id, method: request.method, params: request.params ?? {} };
     try {
-      const result = await dispatch(this.#channel.server, this.#runtime, call, {
+      const result = await dispatch(this.#channel.server, this.#services, call, {
         ...env,
         abort,
         send,

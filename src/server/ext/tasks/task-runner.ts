@@ -4,7 +4,7 @@ import { isObject } from "../../../protocol/messages.js";
 import { MODERN_VERSION } from "../../../protocol/versions.js";
 import type { EventBus, TaskRecord, TaskStore } from "../../../store/types.js";
 import { principalKey } from "../../access.js";
-import { createContext, type RequestEnv } from "../../context.js";
+import { createContext, type TransportContext } from "../../context.js";
 import type { ChangeEvent, McpServer, RegisteredTool } from "../../mcp-server.js";
 import { runTool } from "../../tools.js";
 import type { AuthInfo, HandlerContext, Implementation } from "../../types.js";
@@ -39,7 +39,7 @@ export interface TaskHooks {
 }
 
 /** Runs a tool's work in a task's environment. */
-type TaskWork = (ctx: HandlerContext, env: RequestEnv) => Promise<JsonObject>;
+type TaskWork = (ctx: HandlerContext, env: TransportContext) => Promise<JsonObject>;
 
 /**
  * Runs tool calls as tasks (PROTOCOL §6): creates the record durably before answering, has the
@@ -87,7 +87,7 @@ export class TaskRunner {
     tool: RegisteredTool,
     args: JsonObject,
     ctx: HandlerContext,
-    env: RequestEnv,
+    env: TransportContext,
     work: TaskWork,
   ): Promise<JsonObject> {
     if ((tool.options.taskStart ?? "call") === "call") {
@@ -133,7 +133,7 @@ export class TaskRunner {
   }
 
   /** `tasks/get`: the task's detailed state; abandoned work is recovered first. */
-  async get(id: string, env: RequestEnv): Promise<JsonObject> {
+  async get(id: string, env: TransportContext): Promise<JsonObject> {
     let record = await this.#ledger.owned(id, principalKey(env.auth));
     if (!isTerminal(record.status) && (record.leaseUntil ?? Infinity) < Date.now()) {
       record =
@@ -144,7 +144,7 @@ export class TaskRunner {
   }
 
   /** `tasks/update`: records answers to outstanding input requests and wakes the work. */
-  async update(id: string, responses: JsonObject, env: RequestEnv): Promise<JsonObject> {
+  async update(id: string, responses: JsonObject, env: TransportContext): Promise<JsonObject> {
     const record = await this.#ledger.owned(id, principalKey(env.auth));
     if (isTerminal(record.status)) return { resultType: "complete" };
     const changed = await this.#ledger.mutate(id, (current) => {
@@ -168,7 +168,7 @@ export class TaskRunner {
   }
 
   /** `tasks/cancel`: marks the task cancelled and stops its work, wherever it runs. */
-  async cancel(id: string, env: RequestEnv): Promise<JsonObject> {
+  async cancel(id: string, env: TransportContext): Promise<JsonObject> {
     await this.#ledger.owned(id, principalKey(env.auth));
     const cancelled = await this.#ledger.mutate(id, (current) => {
       if (isTerminal(current.status)) return undefined;
@@ -195,8 +195,8 @@ export class TaskRunner {
   async #begin(
     tool: RegisteredTool,
     args: JsonObject,
-    env: RequestEnv,
-  ): Promise<{ record: TaskRecord; taskEnv: RequestEnv }> {
+    env: TransportContext,
+  ): Promise<{ record: TaskRecord; taskEnv: TransportContext }> {
     const now = Date.now();
     const { ttlMs, pollIntervalMs, leaseMs } = this.#options;
     const record: TaskRecord = {

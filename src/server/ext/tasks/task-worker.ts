@@ -4,7 +4,7 @@ import { isObject } from "../../../protocol/messages.js";
 import { channel, publish, subscribe } from "../../../store/channels.js";
 import type { EventBus, TaskRecord } from "../../../store/types.js";
 import { LazyAbort } from "../../../utils/lazy-abort.js";
-import type { RequestEnv } from "../../context.js";
+import type { TransportContext } from "../../context.js";
 import type { TaskLedger } from "./task-ledger.js";
 import { isTerminal } from "./task-results.js";
 
@@ -19,7 +19,7 @@ export interface WorkerHooks {
 
 /** The client-facing facts a task's work runs with. */
 export type WorkSource = Pick<
-  RequestEnv,
+  TransportContext,
   "protocolVersion" | "clientCapabilities" | "clientInfo" | "auth" | "app"
 >;
 
@@ -61,7 +61,7 @@ export class TaskWorker {
   }
 
   /** Takes on a task's work here: the environment it runs in, no stream, input via the task. */
-  start(record: TaskRecord, from: WorkSource): RequestEnv {
+  start(record: TaskRecord, from: WorkSource): TransportContext {
     const abort = new LazyAbort();
     const running: Running = {
       abort,
@@ -87,7 +87,7 @@ export class TaskWorker {
 
   /** Stores the work's outcome, unless the task ended first (cancelled, expired, taken over). */
   settle(record: TaskRecord, outcome: Promise<JsonObject>): void {
-    const finish = async (patch: Pick<TaskRecord, "status" | "result" | "error">) => {
+    const settle = async (patch: Pick<TaskRecord, "status" | "result" | "error">) => {
       // Shutting down: the work was released, not finished.
       if (this.#closing) return;
       this.#forget(record.id);
@@ -104,25 +104,25 @@ export class TaskWorker {
     outcome
       .then((result) => {
         if (JSON.stringify(result).length > this.#hooks.maxResultBytes)
-          return finish({
+          return settle({
             status: "failed",
             error: { code: ErrorCode.InternalError, message: "The task's result is too large" },
           });
         // Inlined as the request's own result would be: a 2026-07-28 CallToolResult.
-        return finish({ status: "completed", result: { resultType: "complete", ...result } });
+        return settle({ status: "completed", result: { resultType: "complete", ...result } });
       })
       .catch((error: unknown) => {
         if (isMcpError(error))
-          return finish({ status: "failed", error: error.toJSON() as JsonObject });
+          return settle({ status: "failed", error: error.toJSON() as JsonObject });
         // Aborted: cancelled or taken over, and the record already says so.
         if (aborted())
-          return finish({
+          return settle({
             status: "failed",
             error: { code: ErrorCode.InternalError, message: "Aborted" },
           });
         this.#hooks.onError(error);
         const internal = new McpError(ErrorCode.InternalError, "Internal error");
-        return finish({ status: "failed", error: internal.toJSON() as JsonObject });
+        return settle({ status: "failed", error: internal.toJSON() as JsonObject });
       })
       .catch(this.#hooks.onError);
   }

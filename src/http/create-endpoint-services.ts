@@ -6,14 +6,14 @@ import type { McpServer } from "../server/mcp-server.js";
 import { createStateSealer } from "../server/request-state.js";
 import { publish } from "../store/channels.js";
 import type { McpStore } from "../store/types.js";
-import { type HandlerCore, type RequestInfo, toRequestInfo } from "./core.js";
+import { type EndpointServices, type RequestInfo, toRequestInfo } from "./endpoint-services.js";
 import type { McpHandlerOptions } from "./handler-options.js";
 import { InFlight } from "./in-flight.js";
 import { clientAddressOf } from "./proxy.js";
 import { StreamSlots } from "./stream-slots.js";
 
 /** Calls the app's `onError`, which must never change a response by failing itself. */
-function errorReporter<App>(options: McpHandlerOptions<App>): HandlerCore["reportError"] {
+function errorReporter<App>(options: McpHandlerOptions<App>): EndpointServices["reportError"] {
   return (error, method, app) => {
     try {
       const context: { method?: string; app?: App } = {};
@@ -30,12 +30,12 @@ function errorReporter<App>(options: McpHandlerOptions<App>): HandlerCore["repor
  * The parts of one handler that both eras share: dispatch's runtime with the extensions, the
  * listen hub, stream slots, requests in flight, and the app's hooks, defaults applied.
  */
-export function createHandlerCore<App>(
+export function createEndpointServices<App>(
   server: McpServer<App>,
   store: McpStore,
   hops: number,
   options: McpHandlerOptions<App>,
-): HandlerCore {
+): EndpointServices {
   const reportError = errorReporter(options);
   const extensions = createExtensions(
     {
@@ -52,7 +52,7 @@ export function createHandlerCore<App>(
   );
   return {
     server,
-    runtime: {
+    dispatchServices: {
       sealer: createStateSealer(options.secret),
       nonces: store.nonces,
       stateTtlMs: options.stateTtlMs ?? 300_000,

@@ -1,5 +1,5 @@
 import type { JsonObject } from "../protocol/messages.js";
-import type { DispatchRuntime } from "../server/dispatch.js";
+import type { DispatchServices } from "../server/dispatch.js";
 import type { ListenHub } from "../server/listen-hub.js";
 import type { McpServer } from "../server/mcp-server.js";
 import type { AuthInfo, Era, Implementation } from "../server/types.js";
@@ -31,9 +31,9 @@ export interface Caller {
 }
 
 /** The shared parts of one handler, passed to each era's strategy. */
-export interface HandlerCore {
+export interface EndpointServices {
   server: McpServer;
-  runtime: DispatchRuntime;
+  dispatchServices: DispatchServices;
   hub: ListenHub;
   /** Requests running now, which a drain waits for. */
   inflight: InFlight;
@@ -67,7 +67,7 @@ export function nameOf(params: JsonObject): string | undefined {
 }
 
 /** Turns an observed request into the `onRequest` hook's shape. */
-export function toRequestInfo(event: Parameters<HandlerCore["observe"]>[0]): RequestInfo {
+export function toRequestInfo(event: Parameters<EndpointServices["observe"]>[0]): RequestInfo {
   const info: RequestInfo = {
     era: event.era,
     method: event.method,
