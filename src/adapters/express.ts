@@ -21,7 +21,14 @@ export interface ExpressOptions<App = unknown> {
  *
  * @example
  * ```ts
- * app.use("/mcp", toExpress(mcp, { context: (req) => ({ user: req.user }) }));
+ * import express from "express";
+ * import { createMcpHandler, McpServer } from "mcp-mount";
+ * import { toExpress } from "mcp-mount/express";
+ *
+ * const mcp = createMcpHandler(new McpServer({ name: "notes", version: "1.0.0" }));
+ * const app = express();
+ * app.use("/mcp", toExpress(mcp, { context: (_req, res) => ({ user: res.locals.user }) }));
+ * app.listen(3000);
  * ```
  */
 export function toExpress<App = unknown>(
@@ -40,6 +47,14 @@ export function toExpress<App = unknown>(
  * Express middleware serving the endpoint's Protected Resource Metadata (RFC 9728) at
  * `/.well-known/oauth-protected-resource[/<path>]`: `app.use(toExpressMetadata(mcp))`, at the
  * app's root. Other requests pass through.
+ *
+ * @example
+ * ```ts
+ * import { toExpress, toExpressMetadata } from "mcp-mount/express";
+ *
+ * app.use(toExpressMetadata(mcp)); // serves /.well-known/oauth-protected-resource/mcp
+ * app.use("/mcp", toExpress(mcp));
+ * ```
  */
 export function toExpressMetadata<App = unknown>(
   mcp: McpHandler<App>,

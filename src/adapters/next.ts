@@ -39,9 +39,11 @@ export interface NextRouteOptions<App = unknown> {
  * @example
  * ```ts
  * // app/mcp/route.ts
+ * import { createMcpHandler, McpServer } from "mcp-mount";
  * import { toNextRoute } from "mcp-mount/next";
- * import { mcp } from "../../lib/mcp";
- * export const { GET, POST, DELETE } = toNextRoute(mcp);
+ *
+ * const server = new McpServer({ name: "notes", version: "1.0.0" });
+ * export const { GET, POST, DELETE } = toNextRoute(createMcpHandler(server));
  * ```
  */
 export function toNextRoute<App = unknown>(

@@ -161,7 +161,15 @@ export async function writeNodeResponse(
  *
  * @example
  * ```ts
- * http.createServer(toNodeHandler(mcp, { context: (req) => ({ requestId: req.headers["x-request-id"] }) }));
+ * import { createServer } from "node:http";
+ * import { createMcpHandler, McpServer } from "mcp-mount";
+ * import { toNodeHandler } from "mcp-mount/node";
+ *
+ * const mcp = createMcpHandler(new McpServer({ name: "notes", version: "1.0.0" }));
+ * const handle = toNodeHandler(mcp, {
+ *   context: (req) => ({ requestId: req.headers["x-request-id"] }),
+ * });
+ * createServer(handle).listen(3000);
  * ```
  */
 export function toNodeHandler<App = unknown>(

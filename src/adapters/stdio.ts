@@ -36,11 +36,13 @@ const STDIN_END_GRACE_MS = 5_000;
  * only frames lines; the session logic is `server/stdio/session.ts`.
  *
  * @example
+ * ```ts
  * import { McpServer } from "mcp-mount";
  * import { serveStdio } from "mcp-mount/stdio";
  *
  * const server = new McpServer({ name: "notes", version: "1.0.0" });
  * await serveStdio(server).done;
+ * ```
  */
 export function serveStdio(server: McpServer, options: StdioOptions = {}): StdioServer {
   const input = options.input ?? process.stdin;

@@ -28,12 +28,17 @@ export interface AppAuthOptions {
  *
  * @example
  * ```ts
+ * import { createMcpHandler } from "mcp-mount";
+ * import { appAuth } from "mcp-mount/auth";
+ * import { toExpress } from "mcp-mount/express";
+ *
  * const mcp = createMcpHandler(server, {
  *   auth: appAuth<{ user?: { id: string } }>((_req, app) =>
  *     app.user ? { subject: app.user.id, scopes: ["notes:read"] } : undefined,
  *   ),
  * });
- * app.use("/mcp", toExpress(mcp, { context: (req) => ({ user: req.user }) }));
+ * // res.locals.user: whom the app's own login middleware found
+ * app.use("/mcp", toExpress(mcp, { context: (_req, res) => ({ user: res.locals.user }) }));
  * ```
  */
 export function appAuth<App = unknown>(

@@ -71,6 +71,26 @@ export function checkResourceOptions(options: ResourceServerOptions): void {
 /**
  * Bearer-token auth around any verification function: the same challenges, metadata and
  * principal binding as `jwtAuth`, for opaque tokens or token introspection.
+ *
+ * @example
+ * ```ts
+ * import { createMcpHandler } from "mcp-mount";
+ * import { bearerAuth, InvalidTokenError } from "mcp-mount/auth";
+ *
+ * type StoredToken = { user: string; revoked: boolean };
+ * declare function findToken(token: string): Promise<StoredToken | undefined>;
+ *
+ * const mcp = createMcpHandler(server, {
+ *   auth: bearerAuth({
+ *     authorizationServers: ["https://auth.example.com"],
+ *     async verify(token) {
+ *       const found = await findToken(token); // the app's token table, or RFC 7662 introspection
+ *       if (found?.revoked) throw new InvalidTokenError("The access token was revoked");
+ *       return found && { subject: found.user, scopes: ["notes:read"] };
+ *     },
+ *   }),
+ * });
+ * ```
  */
 export function bearerAuth(options: BearerAuthOptions): McpAuth {
   checkResourceOptions(options);

@@ -160,6 +160,21 @@ function principalOf(payload: JWTPayload): AuthInfo {
  * Auth for JWT access tokens, verified with jose: signature against the issuer's keys, an
  * explicit algorithm allow-list, issuer, audience (this resource by default, RFC 8707), `exp`
  * and `nbf` with a small clock tolerance; scopes from `scope` or `scp`.
+ *
+ * @example
+ * ```ts
+ * import { createMcpHandler } from "mcp-mount";
+ * import { jwtAuth } from "mcp-mount/auth";
+ *
+ * const mcp = createMcpHandler(server, {
+ *   auth: jwtAuth({
+ *     issuer: "https://auth.example.com",
+ *     jwksUrl: "https://auth.example.com/.well-known/jwks.json",
+ *     resource: "https://api.example.com/mcp",
+ *     scopesSupported: ["notes:read", "notes:write"],
+ *   }),
+ * });
+ * ```
  */
 export function jwtAuth(options: JwtAuthOptions): McpAuth {
   const symmetric = options.secret !== undefined;

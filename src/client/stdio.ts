@@ -158,7 +158,19 @@ export class StdioWire extends MessageWire {
   }
 }
 
-/** Spawns an MCP server to speak to over stdio: `McpClient.connect(stdio({ command, args }))`. */
+/**
+ * Spawns an MCP server to speak to over stdio: `McpClient.connect(stdio({ command, args }))`.
+ *
+ * @example
+ * ```ts
+ * import { McpClient } from "mcp-mount/client";
+ * import { stdio } from "mcp-mount/client/stdio";
+ *
+ * const client = await McpClient.connect(stdio({ command: "node", args: ["server.js"] }));
+ * console.log((await client.tools()).map((tool) => tool.name));
+ * await client.close();
+ * ```
+ */
 export function stdio(options: StdioOptions): StdioWire {
   return new StdioWire(options);
 }

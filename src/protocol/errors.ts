@@ -16,7 +16,22 @@ export const ErrorCode = {
 /** One of the numeric codes in {@link ErrorCode}. */
 export type ErrorCodeValue = (typeof ErrorCode)[keyof typeof ErrorCode];
 
-/** An error that crosses the wire as a JSON-RPC error object. */
+/**
+ * An error that crosses the wire as a JSON-RPC error object. Thrown by a tool handler it answers
+ * the call with that error, where any other throw becomes a tool result with `isError`.
+ *
+ * @example
+ * ```ts
+ * import { ErrorCode, McpError } from "mcp-mount";
+ *
+ * const notes = new Map([["1", "Buy milk"]]);
+ * server.tool({ name: "read_note" }, (args) => {
+ *   const note = notes.get(String(args.id));
+ *   if (note === undefined) throw new McpError(ErrorCode.InvalidParams, `No note ${args.id}`);
+ *   return note;
+ * });
+ * ```
+ */
 export class McpError extends Error {
   readonly code: number;
   readonly data: unknown;

@@ -14,6 +14,8 @@ type MaxDepth = 10;
  *
  * @example
  * ```ts
+ * import type { InferJsonSchema } from "mcp-mount";
+ *
  * const schema = {
  *   type: "object",
  *   properties: { city: { type: "string" }, days: { type: "integer" } },

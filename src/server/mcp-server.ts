@@ -105,6 +105,8 @@ function headerParamsOf(inputSchema: JsonObject, tool: string): HeaderParam[] {
  *
  * @example
  * ```ts
+ * import { McpServer } from "mcp-mount";
+ *
  * const server = new McpServer<{ userId: string }>({ name: "notes", version: "1.0.0" });
  * server.tool({ name: "whoami" }, (_args, ctx) => ctx.app.userId);
  * ```
@@ -179,7 +181,17 @@ export class McpServer<App = unknown> {
     return this.#register(this.tools, options.name, entry, "tools");
   }
 
-  /** Registers a prompt; the handler's arguments are typed from the `arguments` list as written. */
+  /**
+   * Registers a prompt; the handler's arguments are typed from the `arguments` list as written.
+   *
+   * @example
+   * ```ts
+   * server.prompt(
+   *   { name: "summarize", arguments: [{ name: "topic", required: true }] },
+   *   ({ topic }) => `Summarize what we know about ${topic}.`,
+   * );
+   * ```
+   */
   prompt<const Args extends readonly PromptArgument[] = PromptArgument[]>(
     options: PromptOptions<Args>,
     handler: PromptHandler<PromptArgs<Args>, App>,
@@ -197,7 +209,16 @@ export class McpServer<App = unknown> {
     return this.#register(this.prompts, options.name, entry, "prompts");
   }
 
-  /** Registers a resource at a fixed URI. */
+  /**
+   * Registers a resource at a fixed URI.
+   *
+   * @example
+   * ```ts
+   * server.resource({ uri: "notes://readme", name: "readme", mimeType: "text/markdown" }, () =>
+   *   "# Notes",
+   * );
+   * ```
+   */
   resource(options: ResourceOptions, handler: ResourceHandler<App>): Registration {
     if (this.resources.has(options.uri)) throw new TypeError(`Duplicate resource: ${options.uri}`);
     const definition = definitionOf(options, ["scopes", "ttlMs", "cacheScope"]);
@@ -205,7 +226,17 @@ export class McpServer<App = unknown> {
     return this.#register(this.resources, options.uri, entry, "resources");
   }
 
-  /** Registers a resource template (RFC 6570, levels 1 to 3). */
+  /**
+   * Registers a resource template (RFC 6570, levels 1 to 3).
+   *
+   * @example
+   * ```ts
+   * server.resourceTemplate(
+   *   { uriTemplate: "notes://{id}", name: "note", mimeType: "text/plain" },
+   *   (uri, { id }) => ({ uri, text: `Note ${id}` }),
+   * );
+   * ```
+   */
   resourceTemplate(
     options: ResourceTemplateOptions<App>,
     handler: ResourceTemplateHandler<App>,
@@ -232,22 +263,51 @@ export class McpServer<App = unknown> {
     return { remove: () => this.methods.delete(name) };
   }
 
-  /** Tells every listening client that the tool list changed. */
+  /**
+   * Tells every listening client that the tool list changed (registering or removing a tool
+   * already does).
+   *
+   * @example
+   * ```ts
+   * server.notifyToolsListChanged();
+   * ```
+   */
   notifyToolsListChanged(): void {
     this.#emit({ kind: "tools" });
   }
 
-  /** Tells every listening client that the prompt list changed. */
+  /**
+   * Tells every listening client that the prompt list changed.
+   *
+   * @example
+   * ```ts
+   * server.notifyPromptsListChanged();
+   * ```
+   */
   notifyPromptsListChanged(): void {
     this.#emit({ kind: "prompts" });
   }
 
-  /** Tells every listening client that the resource list changed. */
+  /**
+   * Tells every listening client that the resource list changed.
+   *
+   * @example
+   * ```ts
+   * server.notifyResourcesListChanged();
+   * ```
+   */
   notifyResourcesListChanged(): void {
     this.#emit({ kind: "resources" });
   }
 
-  /** Tells clients subscribed to `uri` that the resource changed. */
+  /**
+   * Tells clients subscribed to `uri` that the resource changed.
+   *
+   * @example
+   * ```ts
+   * server.notifyResourceUpdated("notes://readme"); // after its content changed
+   * ```
+   */
   notifyResourceUpdated(uri: string): void {
     this.#emit({ kind: "resource", uri });
   }

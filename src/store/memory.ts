@@ -58,7 +58,16 @@ function memoryBus(): EventBus {
   };
 }
 
-/** The in-process store: one process only, nothing survives a restart. */
+/**
+ * The in-process store: one process only, nothing survives a restart.
+ *
+ * @example
+ * ```ts
+ * import { createMcpHandler, memoryStore } from "mcp-mount";
+ *
+ * const mcp = createMcpHandler(server, { store: memoryStore({ sessionIdleMs: 10 * 60_000 }) });
+ * ```
+ */
 export function memoryStore(options: MemoryStoreOptions = {}): McpStore {
   const sessions = memorySessions(options.sessionIdleMs ?? 30 * 60_000);
   const tasks = memoryTasks();
