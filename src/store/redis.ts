@@ -200,6 +200,19 @@ const PING_MS = 1_000;
 /**
  * The store in Redis, shared by every process that connects to it: legacy sessions, replay
  * logs, single-use nonces, tasks and the change bus. Needs Redis 5 or later.
+ *
+ * @example
+ * ```ts
+ * import { Redis } from "ioredis";
+ * import { createMcpHandler } from "mcp-mount";
+ * import { redisStore } from "mcp-mount/redis";
+ *
+ * const redis = new Redis("redis://127.0.0.1:6379", { maxRetriesPerRequest: 1 });
+ * const mcp = createMcpHandler(server, {
+ *   store: redisStore({ redis }),
+ *   secret: process.env.MCP_SECRET, // the same in every process
+ * });
+ * ```
  */
 export function redisStore(options: RedisStoreOptions): McpStore {
   const { redis } = options;
