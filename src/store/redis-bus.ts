@@ -49,28 +49,82 @@ function whenWritable(connection: RedisClient): Promise<void> {
  * Redis pub/sub behind the bus: one SUBSCRIBE per channel however many local listeners share
  * it, messages as JSON. ioredis resubscribes by itself after a reconnect.
  */
-export function redisBus(options: RedisBusOptions): EventBus & { close(): Promise<void> } {
-  const { publisher, prefix } = options;
-  const channels = new Map<string, Channel>();
+export function redisBus(
+  options: RedisBusOptions,
+): EventBus & { epoch(): number; close(): Promise<void> } {
+  return new RedisBus(options);
+}
+
+class RedisBus implements EventBus {
+  readonly #options: RedisBusOptions;
+  readonly #channels = new Map<string, Channel>();
   /** Channels whose UNSUBSCRIBE failed (Redis was down): ioredis resubscribes them on reconnect. */
-  const orphans = new Set<string>();
-  let subscriber: RedisClient | undefined;
-  let epoch = 0;
-  let closed = false;
+  readonly #orphans = new Set<string>();
+  #subscriber: RedisClient | undefined;
+  #epoch = 0;
+  #closed = false;
 
-  const unsubscribe = async (name: string) => {
+  constructor(options: RedisBusOptions) {
+    this.#options = options;
+  }
+
+  epoch(): number {
+    const ready = this.#options.publisher.status === "ready";
+    return ready && this.#subscriber?.status === "ready" ? this.#epoch : -1;
+  }
+
+  async publish(channel: string, message: BusMessage): Promise<number> {
+    const { publisher, prefix } = this.#options;
+    return publisher.publish(prefix + channel, JSON.stringify(message) ?? "null");
+  }
+
+  async subscribe(
+    channelName: string,
+    listener: (message: BusMessage) => void,
+  ): Promise<() => Promise<void>> {
+    if (this.#closed) throw new Error("the store is closed");
+    const name = this.#options.prefix + channelName;
+    const channel = this.#channels.get(name) ?? this.#open(name);
+    channel.listeners.add(listener);
     try {
-      await subscriber?.unsubscribe(name);
-      orphans.delete(name);
-    } catch {
-      orphans.add(name);
+      await channel.subscribed;
+    } catch (error) {
+      channel.listeners.delete(listener);
+      throw error;
     }
-  };
+    return async () => {
+      if (!channel.listeners.delete(listener) || channel.listeners.size > 0) return;
+      if (this.#channels.get(name) !== channel) return;
+      this.#channels.delete(name);
+      // The listener is gone either way: an UNSUBSCRIBE that fails now is retried when the
+      // channel's next message arrives.
+      await this.#unsubscribe(name);
+    };
+  }
 
-  const deliver = (name: string, raw: string) => {
-    const channel = channels.get(name);
+  async close(): Promise<void> {
+    this.#closed = true;
+    const names = [...this.#channels.keys()];
+    this.#channels.clear();
+    const sub = this.#subscriber;
+    if (!sub) return;
+    sub.off("message", this.#deliver);
+    if (names.length > 0) await sub.unsubscribe(...names).catch(() => undefined);
+  }
+
+  async #unsubscribe(name: string): Promise<void> {
+    try {
+      await this.#subscriber?.unsubscribe(name);
+      this.#orphans.delete(name);
+    } catch {
+      this.#orphans.add(name);
+    }
+  }
+
+  readonly #deliver = (name: string, raw: string): void => {
+    const channel = this.#channels.get(name);
     if (!channel) {
-      if (orphans.delete(name)) void unsubscribe(name);
+      if (this.#orphans.delete(name)) void this.#unsubscribe(name);
       return;
     }
     let message: BusMessage;
@@ -88,18 +142,19 @@ export function redisBus(options: RedisBusOptions): EventBus & { close(): Promis
     }
   };
 
-  const connection = (): RedisClient => {
-    if (!subscriber) {
-      subscriber = options.subscriber();
-      subscriber.on("message", deliver);
+  #connection(): RedisClient {
+    if (!this.#subscriber) {
+      const subscriber = this.#options.subscriber();
+      subscriber.on("message", this.#deliver);
       // Every (re)connection starts a new epoch: messages published meanwhile were lost.
-      subscriber.on("ready", () => epoch++);
+      subscriber.on("ready", () => this.#epoch++);
+      this.#subscriber = subscriber;
     }
-    return subscriber;
-  };
+    return this.#subscriber;
+  }
 
-  const open = (name: string): Channel => {
-    const sub = connection();
+  #open(name: string): Channel {
+    const sub = this.#connection();
     const channel: Channel = {
       listeners: new Set(),
       subscribed: whenWritable(sub).then(async () => {
@@ -108,49 +163,10 @@ export function redisBus(options: RedisBusOptions): EventBus & { close(): Promis
     };
     // A refused SUBSCRIBE leaves nothing behind: the next subscribe() tries again.
     channel.subscribed.catch(() => {
-      if (channels.get(name) === channel) channels.delete(name);
+      if (this.#channels.get(name) === channel) this.#channels.delete(name);
     });
-    channels.set(name, channel);
-    orphans.delete(name);
+    this.#channels.set(name, channel);
+    this.#orphans.delete(name);
     return channel;
-  };
-
-  return {
-    epoch: () => (publisher.status === "ready" && subscriber?.status === "ready" ? epoch : -1),
-
-    async publish(channel, message) {
-      return publisher.publish(prefix + channel, JSON.stringify(message) ?? "null");
-    },
-
-    async subscribe(channelName, listener) {
-      if (closed) throw new Error("the store is closed");
-      const name = prefix + channelName;
-      const channel = channels.get(name) ?? open(name);
-      channel.listeners.add(listener);
-      try {
-        await channel.subscribed;
-      } catch (error) {
-        channel.listeners.delete(listener);
-        throw error;
-      }
-      return async () => {
-        if (!channel.listeners.delete(listener) || channel.listeners.size > 0) return;
-        if (channels.get(name) !== channel) return;
-        channels.delete(name);
-        // The listener is gone either way: an UNSUBSCRIBE that fails now is retried when the
-        // channel's next message arrives.
-        await unsubscribe(name);
-      };
-    },
-
-    async close() {
-      closed = true;
-      const names = [...channels.keys()];
-      channels.clear();
-      const sub = subscriber;
-      if (!sub) return;
-      sub.off("message", deliver);
-      if (names.length > 0) await sub.unsubscribe(...names).catch(() => undefined);
-    },
-  };
+  }
 }

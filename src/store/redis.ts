@@ -246,7 +246,7 @@ export function redisStore(options: RedisStoreOptions): McpStore {
       publish: (channel, message) => labelled("bus.publish", () => bus.publish(channel, message)),
       subscribe: (channel, listener) =>
         labelled("bus.subscribe", () => bus.subscribe(channel, listener)),
-      epoch: bus.epoch,
+      epoch: () => bus.epoch(),
     },
     sessions: redisSessions(redis, keys, idleMs),
     events: redisEventLog(redis, keys, maxEvents, idleMs),

@@ -1,6 +1,7 @@
 import type { JsonObject, JsonRpcRequest } from "../../protocol/messages.js";
 import { answerDepthError, paramsDepthError } from "../../protocol/params.js";
 import type { LogLevel } from "../../protocol/versions.js";
+import type { TransportContext } from "../../server/context.js";
 import type { Implementation } from "../../server/types.js";
 import { LazyAbort } from "../../utils/lazy-abort.js";
 import type { Caller, EndpointServices } from "../endpoint-services.js";
@@ -60,8 +61,9 @@ export interface LegacyRequest {
  */
 export function runLegacyRequest(
   core: EndpointServices,
-  { request, peer, host, caller, retryMs }: LegacyRequest,
+  run: LegacyRequest,
 ): Promise<McpHttpResponse> {
+  const { request, peer, host, caller } = run;
   // Before anything walks them: recursive walkers would overflow the stack on deeper params.
   const tooDeep = paramsDepthError(request.params);
   if (tooDeep) {
@@ -71,13 +73,11 @@ export function runLegacyRequest(
   // Disconnecting is not cancellation in this era; notifications/cancelled and DELETE are.
   const abort = new LazyAbort();
   const untrack = host.track(String(request.id), abort);
-  const params = request.params ?? {};
   const primes = peer.protocolVersion >= PRIMING_VERSION;
-  const ask = host.request?.bind(host);
   let stream: LegacyStream | undefined;
   return exchange(
     core,
-    { id: request.id, method: request.method, params },
+    { id: request.id, method: request.method, params: request.params ?? {} },
     {
       era: "legacy",
       client: peer.clientInfo,
@@ -101,42 +101,52 @@ export function runLegacyRequest(
           },
         };
       },
-      env: (open) => ({
-        era: "legacy",
-        protocolVersion: peer.protocolVersion,
-        clientCapabilities: peer.capabilities,
-        clientInfo: peer.clientInfo,
-        logLevel: peer.logLevel ?? "debug",
-        abort,
-        auth: caller.auth,
-        app: caller.app,
-        hideUnauthorized: core.hideUnauthorized,
-        sessionId: peer.sessionId,
-        send: (notification) => {
-          if (!abort.aborted) open().send(notification);
-        },
-        request: ask
-          ? async (method, requestParams, signal) => {
-              open();
-              const answer = await ask(stream!, method, requestParams, signal);
-              const tooDeep = answerDepthError(method, answer);
-              if (tooDeep) throw tooDeep;
-              return answer;
-            }
-          : undefined,
-        refuseInput: host.refuseInput,
-        closeStream: primes
-          ? () => {
-              open();
-              stream!.detach(retryMs);
-            }
-          : undefined,
-        onError: (error) => core.reportError(error, request.method, caller.app),
-      }),
+      env: (open) =>
+        legacyTransport(core, run, abort, () => {
+          open();
+          return stream!;
+        }),
       done() {
         untrack();
         host.done();
       },
     },
   );
+}
+
+/** What the dispatcher gets of a legacy request; `stream()` opens its SSE stream on first use. */
+function legacyTransport(
+  core: EndpointServices,
+  { request, peer, host, caller, retryMs }: LegacyRequest,
+  abort: LazyAbort,
+  stream: () => LegacyStream,
+): TransportContext {
+  const ask = host.request?.bind(host);
+  return {
+    era: "legacy",
+    protocolVersion: peer.protocolVersion,
+    clientCapabilities: peer.capabilities,
+    clientInfo: peer.clientInfo,
+    logLevel: peer.logLevel ?? "debug",
+    abort,
+    auth: caller.auth,
+    app: caller.app,
+    hideUnauthorized: core.hideUnauthorized,
+    sessionId: peer.sessionId,
+    send: (notification) => {
+      if (!abort.aborted) stream().send(notification);
+    },
+    request: ask
+      ? async (method, params, signal) => {
+          const answer = await ask(stream(), method, params, signal);
+          const tooDeep = answerDepthError(method, answer);
+          if (tooDeep) throw tooDeep;
+          return answer;
+        }
+      : undefined,
+    refuseInput: host.refuseInput,
+    closeStream:
+      peer.protocolVersion >= PRIMING_VERSION ? () => stream().detach(retryMs) : undefined,
+    onError: (error) => core.reportError(error, request.method, caller.app),
+  };
 }
