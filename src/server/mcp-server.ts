@@ -1,6 +1,16 @@
-import { findHeaderParams, type HeaderParam, HeaderParamError } from "../protocol/header-params.js";
 import type { JsonObject } from "../protocol/messages.js";
 import type { InferJsonSchema, PromptArgs, ToolArgs } from "./infer-args.js";
+import {
+  type ChangeEvent,
+  definitionOf,
+  headerParamsOf,
+  type McpServerOptions,
+  type RegisteredPrompt,
+  type RegisteredResource,
+  type RegisteredTemplate,
+  type RegisteredTool,
+  type Registration,
+} from "./registry.js";
 import { type CompiledSchema, compileSchema } from "./schema.js";
 import type {
   CacheHints,
@@ -16,88 +26,22 @@ import type {
   ToolHandler,
   ToolOptions,
 } from "./types.js";
-import { parseUriTemplate, type UriTemplate } from "./uri-template.js";
+import { parseUriTemplate } from "./uri-template.js";
 
-/** A change that list-changed and resource-updated notifications report. */
-export type ChangeEvent =
-  | { kind: "tools" | "prompts" | "resources" }
-  | { kind: "resource"; uri: string }
-  /** A task's new state, for `notifications/tasks` on listen streams of its principal. */
-  | { kind: "task"; taskId: string; principal: string; task: JsonObject };
-
-/** Options of {@link McpServer}. */
-export interface McpServerOptions extends Implementation {
-  /** Guidance for models on how to use this server. */
-  instructions?: string;
-  /** Items per page of every list. @default 100 */
-  pageSize?: number;
-  /** Caching hints per cacheable list and for `server/discover`. @default { ttlMs: 0, cacheScope: "public" } */
-  cache?: Partial<
-    Record<"discover" | "tools" | "prompts" | "resources" | "resourceTemplates", CacheHints>
-  >;
-}
-
-/** A registration that can be removed again (which notifies listeners). */
-export interface Registration {
-  remove(): void;
-}
-
-/** A registered tool, with its schemas compiled. */
-export interface RegisteredTool {
-  options: ToolOptions;
-  handler: ToolHandler;
-  input: CompiledSchema | undefined;
-  output: CompiledSchema | undefined;
-  /** Property paths of parameters mirrored into `Mcp-Param-*` headers. */
-  headerParams: HeaderParam[];
-  definition: JsonObject;
-}
-
-/** A registered prompt. */
-export interface RegisteredPrompt {
-  options: PromptOptions;
-  handler: PromptHandler;
-  definition: JsonObject;
-}
-
-/** A registered resource. */
-export interface RegisteredResource {
-  options: ResourceOptions;
-  handler: ResourceHandler;
-  definition: JsonObject;
-}
-
-/** A registered resource template. */
-export interface RegisteredTemplate {
-  options: ResourceTemplateOptions;
-  handler: ResourceTemplateHandler;
-  template: UriTemplate;
-  definition: JsonObject;
-}
+export type {
+  ChangeEvent,
+  McpServerOptions,
+  RegisteredPrompt,
+  RegisteredResource,
+  RegisteredTemplate,
+  RegisteredTool,
+  Registration,
+} from "./registry.js";
+export { cacheHints } from "./registry.js";
 
 const RESERVED_METHOD =
   /^(initialize|ping|server\/|tools\/|prompts\/|resources\/|completion\/|logging\/|subscriptions\/|tasks\/|elicitation\/|sampling\/|roots\/|notifications\/)/;
 const TOOL_NAME = /^[A-Za-z0-9_.-]{1,128}$/;
-
-function definitionOf(options: object, omit: string[]): JsonObject {
-  const out: JsonObject = {};
-  for (const [key, value] of Object.entries(options)) {
-    if (value !== undefined && typeof value !== "function" && !omit.includes(key)) out[key] = value;
-  }
-  return out;
-}
-
-/** The tool's header params; its name prefixes the broken rule when there is one. */
-function headerParamsOf(inputSchema: JsonObject, tool: string): HeaderParam[] {
-  try {
-    return findHeaderParams(inputSchema);
-  } catch (error) {
-    if (error instanceof HeaderParamError) {
-      throw new TypeError(`Tool ${tool}: ${error.message}`, { cause: error });
-    }
-    throw error;
-  }
-}
 
 /**
  * An MCP server: the registry of tools, prompts and resources, free of any transport. `App` is
@@ -351,9 +295,4 @@ export class McpServer<App = unknown> {
   #emit(event: ChangeEvent): void {
     for (const listener of this.#listeners) listener(event);
   }
-}
-
-/** Caching hints for a list, with the defaults applied. */
-export function cacheHints(hints: CacheHints | undefined): Required<CacheHints> {
-  return { ttlMs: hints?.ttlMs ?? 0, cacheScope: hints?.cacheScope ?? "public" };
 }
