@@ -6,6 +6,7 @@ import type { McpServer } from "../server/mcp-server.js";
 import { createStateSealer } from "../server/request-state.js";
 import { publish } from "../store/channels.js";
 import type { McpStore } from "../store/types.js";
+import { createTelemetry } from "../telemetry/telemetry.js";
 import { type EndpointServices, type RequestInfo, toRequestInfo } from "./endpoint-services.js";
 import type { McpHandlerOptions } from "./handler-options.js";
 import { InFlight } from "./in-flight.js";
@@ -58,6 +59,7 @@ export function createEndpointServices<App>(
       stateTtlMs: options.stateTtlMs ?? 300_000,
       singleUseState: options.singleUseState ?? false,
       extensions,
+      telemetry: createTelemetry(options.telemetry),
     },
     inflight: new InFlight(),
     hub: new ListenHub(server, {

@@ -3,6 +3,7 @@ import type { DispatchServices } from "../server/dispatch.js";
 import type { ListenHub } from "../server/listen-hub.js";
 import type { McpServer } from "../server/mcp-server.js";
 import type { AuthInfo, Era, Implementation } from "../server/types.js";
+import type { ServerOperation } from "../telemetry/server-operation.js";
 import type { InFlight } from "./in-flight.js";
 import type { StreamSlots } from "./stream-slots.js";
 import type { McpHttpRequest } from "./types.js";
@@ -28,6 +29,8 @@ export interface RequestInfo<App = unknown> {
 export interface Caller {
   auth?: AuthInfo;
   app?: unknown;
+  /** The message's span and duration (telemetry), when on. */
+  operation?: ServerOperation;
 }
 
 /** The shared parts of one handler, passed to each era's strategy. */

@@ -51,6 +51,7 @@ export function exchange(
       return stream;
     };
     const env = policy.env(openStream);
+    if (policy.caller.operation) env.operation = policy.caller.operation;
     let answered = false;
     const answer = (
       status: number,

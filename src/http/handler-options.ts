@@ -2,6 +2,7 @@ import type { McpAuth } from "../auth/types.js";
 import type { ExtensionOptions } from "../server/ext/index.js";
 import type { McpServer } from "../server/mcp-server.js";
 import type { McpStore } from "../store/types.js";
+import type { TelemetryOptions } from "../telemetry/telemetry.js";
 import type { RequestInfo } from "./endpoint-services.js";
 import type { LegacyOptions } from "./legacy/era.js";
 import type { TrustProxy } from "./proxy.js";
@@ -10,6 +11,12 @@ import type { FetchOptions } from "./web.js";
 
 /** Options of `createMcpHandler`. */
 export interface McpHandlerOptions<App = unknown> extends ExtensionOptions {
+  /**
+   * OpenTelemetry: a SERVER span per JSON-RPC message and `mcp.server.operation.duration`, per
+   * the MCP semantic conventions, through the global providers an OpenTelemetry SDK registers
+   * (or the ones given); `false` turns it off. @default {}
+   */
+  telemetry?: TelemetryOptions | false;
   /** Shared state: sessions, bus, nonces. @default memoryStore() */
   store?: McpStore;
   /**

@@ -1,17 +1,24 @@
 import type { McpAuth } from "../auth/types.js";
 import { ErrorCode, McpError } from "../protocol/errors.js";
 import type { JsonObject } from "../protocol/messages.js";
-import { isNotification, isRequest, isRequestId, isResponse } from "../protocol/messages.js";
+import {
+  isNotification,
+  isObject,
+  isRequest,
+  isRequestId,
+  isResponse,
+} from "../protocol/messages.js";
 import { MetaKey } from "../protocol/versions.js";
 import { hasScopes, scopesFor } from "../server/access.js";
 import { isModernRequest } from "../server/modern-meta.js";
+import { ServerOperation } from "../telemetry/server-operation.js";
 import { insufficientScope } from "./auth-gate.js";
 import { shuttingDown } from "./drain.js";
 import type { Caller, EndpointServices } from "./endpoint-services.js";
 import { identifyCaller, type Verified } from "./identify-caller.js";
 import type { LegacyEra } from "./legacy/era.js";
 import { handleModern } from "./modern.js";
-import { asForwarded } from "./proxy.js";
+import { asForwarded, clientAddressOf } from "./proxy.js";
 import { readMessage } from "./read-message.js";
 import { checkContentTypes, checkRequest } from "./request-checks.js";
 import { errorResponse, methodNotAllowed } from "./responses.js";
@@ -61,8 +68,43 @@ export function createRouter(
     if (unacceptable) return unacceptable;
     const read = await readMessage(req, options.maxBodyBytes);
     if ("response" in read) return read.response;
-    return routeMessage(options, req, read.message, caller, verified);
+    return traced(options, req, read.message, caller, verified);
   };
+}
+
+/**
+ * Routes a message inside its span (telemetry): the dispatcher ends the span of what it runs;
+ * what is answered without it (initialize, session methods, notifications, refusals, listen
+ * streams once open) ends with that answer.
+ */
+async function traced(
+  options: RouterOptions,
+  req: McpHttpRequest,
+  message: JsonObject,
+  caller: Caller,
+  verified: Verified | undefined,
+): Promise<McpHttpResponse> {
+  const telemetry = options.core.dispatchServices.telemetry;
+  if (!telemetry || typeof message.method !== "string" || isResponse(message))
+    return routeMessage(options, req, message, caller, verified);
+  const operation = new ServerOperation(
+    telemetry,
+    {
+      method: message.method,
+      id: isRequestId(message.id) ? message.id : undefined,
+      params: isObject(message.params) ? message.params : undefined,
+    },
+    { transport: "tcp", clientAddress: clientAddressOf(req, options.hops) },
+  );
+  try {
+    const response = await routeMessage(options, req, message, { ...caller, operation }, verified);
+    if (!operation.claimed)
+      operation.endWithBody(typeof response.body === "string" ? response.body : null);
+    return response;
+  } catch (error) {
+    operation.end({ exception: error });
+    throw error;
+  }
 }
 
 /** Routes one JSON-RPC message to its era, after the scope check its method needs. */

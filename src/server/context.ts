@@ -2,6 +2,7 @@ import { ErrorCode, McpError } from "../protocol/errors.js";
 import type { JsonObject, JsonRpcNotification, RequestId } from "../protocol/messages.js";
 import { isObject } from "../protocol/messages.js";
 import { LOG_LEVELS, type LogLevel } from "../protocol/versions.js";
+import type { ServerOperation } from "../telemetry/server-operation.js";
 import type { LazyAbort } from "../utils/lazy-abort.js";
 import type {
   AuthInfo,
@@ -53,6 +54,8 @@ export interface TransportContext {
   closeStream?: () => void;
   /** Reports errors the client does not see in full. */
   onError?: (error: unknown) => void;
+  /** The request's SERVER span and duration, which the dispatcher ends with its answer. */
+  operation?: ServerOperation;
 }
 
 /** Thrown inside a handler to end the round when an input is missing (MRTR). */

@@ -2,6 +2,8 @@ import { ErrorCode, invalidParams, isMcpError, McpError } from "../protocol/erro
 import type { JsonObject, RequestId } from "../protocol/messages.js";
 import { isObject } from "../protocol/messages.js";
 import { SUPPORTED_VERSIONS } from "../protocol/versions.js";
+import { ClientOperation } from "../telemetry/client-operation.js";
+import type { Telemetry } from "../telemetry/telemetry.js";
 import { hasScopes } from "./access.js";
 import { complete } from "./completion.js";
 import { createContext, InputRequiredSignal, type TransportContext } from "./context.js";
@@ -23,6 +25,8 @@ import type { CacheHints, HandlerContext } from "./types.js";
 export interface DispatchServices extends RoundStateOptions {
   /** The extensions that serve methods and may take over tool calls (tasks). @default [] */
   extensions?: readonly ServerExtension[];
+  /** Spans and metrics (OpenTelemetry); none when off. */
+  telemetry?: Telemetry;
 }
 
 /** One request as the dispatcher sees it. */
@@ -212,9 +216,60 @@ function toWireError(error: unknown, env: TransportContext): McpError {
 
 /**
  * Runs one request against the server and returns its result, decorated for the era
- * (`resultType`, serverInfo, cache hints). Throws {@link McpError} for JSON-RPC errors.
+ * (`resultType`, serverInfo, cache hints). Throws {@link McpError} for JSON-RPC errors. With
+ * telemetry, the request's span is the active context while its handler runs, and ends with its
+ * answer.
  */
-export async function dispatch(
+export function dispatch(
+  server: McpServer,
+  services: DispatchServices,
+  request: DispatchRequest,
+  env: TransportContext,
+): Promise<JsonObject> {
+  const operation = env.operation;
+  if (!operation) return answer(server, services, request, env);
+  operation.claim();
+  operation.describe(env.era, env.protocolVersion, env.sessionId);
+  const traced = tracedTransport(services.telemetry, env);
+  return operation
+    .run(() => answer(server, services, request, traced))
+    .then(
+      (result) => {
+        operation.end({ result });
+        return result;
+      },
+      (error: unknown) => {
+        operation.end(isMcpError(error) ? { error } : { exception: error });
+        throw error;
+      },
+    );
+}
+
+/** The transport, its server requests (elicitation, sampling, roots) each a CLIENT span. */
+function tracedTransport(
+  telemetry: Telemetry | undefined,
+  env: TransportContext,
+): TransportContext {
+  const ask = env.request;
+  if (!telemetry || !ask) return env;
+  const destination = { transport: "tcp" as const, protocolVersion: env.protocolVersion };
+  return {
+    ...env,
+    request: async (method, params, signal, key) => {
+      const operation = new ClientOperation(telemetry, { method, params }, destination);
+      try {
+        const result = await ask(method, operation.inject(params), signal, key);
+        operation.end({ result });
+        return result;
+      } catch (error) {
+        operation.endWithError(error);
+        throw error;
+      }
+    },
+  };
+}
+
+async function answer(
   server: McpServer,
   services: DispatchServices,
   request: DispatchRequest,
@@ -228,6 +283,7 @@ export async function dispatch(
   const round = era.multiRound(request.method, env)
     ? await openRound(services, request, env)
     : undefined;
+  if (round) env.operation?.round(round.number, round.previous);
   const ctx = createContext(env, request, round?.inputs, round?.state ?? {});
   const { params } = request;
   let result: JsonObject;
@@ -238,7 +294,8 @@ export async function dispatch(
     if (!needsInput(round)) throw toWireError(error, env);
   }
   if (needsInput(round)) {
-    const asked = await inputRequiredResult(services, request, env, round.inputs, ctx.state);
+    env.operation?.inputRequired(Object.keys(round.inputs.pending));
+    const asked = await inputRequiredResult(services, request, env, round, ctx.state);
     return era.decorate(server, asked);
   }
   if (request.method === "resources/read")

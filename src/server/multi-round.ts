@@ -26,6 +26,10 @@ interface RoundRequest {
 export interface Round {
   inputs: InputCollector;
   state: JsonObject;
+  /** Which round this is: 1 for the first request, one more for each retry. */
+  number: number;
+  /** The span of the round before (`traceparent`), when telemetry recorded one. */
+  previous?: string;
 }
 
 /**
@@ -43,6 +47,8 @@ export async function openRound(
   }
   const responses: JsonObject = {};
   let state: JsonObject = {};
+  let number = 1;
+  let previous: string | undefined;
   if (requestState !== undefined) {
     const payload =
       typeof requestState === "string" ? await options.sealer.open(requestState) : undefined;
@@ -60,9 +66,13 @@ export async function openRound(
     }
     Object.assign(responses, payload.responses);
     state = isObject(payload.state) ? payload.state : {};
+    number = (typeof payload.round === "number" ? payload.round : 1) + 1;
+    previous = typeof payload.trace === "string" ? payload.trace : undefined;
   }
   if (inputResponses) Object.assign(responses, inputResponses);
-  return { inputs: { responses, pending: {} }, state };
+  const round: Round = { inputs: { responses, pending: {} }, state, number };
+  if (previous !== undefined) round.previous = previous;
+  return round;
 }
 
 /** True when the handler asked for inputs this round did not have. */
@@ -75,10 +85,13 @@ export async function inputRequiredResult(
   options: RoundStateOptions,
   request: RoundRequest,
   env: TransportContext,
-  inputs: InputCollector,
+  round: Round,
   state: JsonObject,
 ): Promise<JsonObject> {
+  const { inputs } = round;
   const requestState = await options.sealer.seal({
+    round: round.number,
+    trace: env.operation?.traceparent(),
     principal: principalKey(env.auth),
     method: request.method,
     digest: await digestParams(request.params),

@@ -15,6 +15,10 @@ export interface StatePayload {
   expires: number;
   /** Single-use id, claimed in the store on redemption. */
   nonce?: string;
+  /** The round that sealed it (1 for the first). */
+  round?: number;
+  /** That round's span (`traceparent`), which the next round's span links to. */
+  trace?: string;
   /** Input responses gathered in earlier rounds. */
   responses: JsonObject;
   /** The handler's own `ctx.state`. */

@@ -1,0 +1,195 @@
+import {
+  type Attributes,
+  type AttributeValue,
+  type Context,
+  context,
+  type Link,
+  propagation,
+  type Span,
+  type SpanContext,
+  SpanKind,
+  SpanStatusCode,
+  trace,
+} from "@opentelemetry/api";
+import type { JsonObject, RequestId } from "../protocol/messages.js";
+import {
+  describeOperation,
+  failureOf,
+  McpAttributes,
+  type Outcome,
+  OwnAttributes,
+  resourceUriOf,
+} from "./attributes.js";
+import { metaGetter, metaOf, type Telemetry } from "./telemetry.js";
+
+/** The span context a W3C `traceparent` names, when it is well formed. */
+function spanContextOf(traceparent: string): SpanContext | undefined {
+  const match = /^00-([0-9a-f]{32})-([0-9a-f]{16})-([0-9a-f]{2})$/.exec(traceparent);
+  if (!match) return undefined;
+  const spanContext = {
+    traceId: match[1]!,
+    spanId: match[2]!,
+    traceFlags: Number.parseInt(match[3]!, 16),
+    isRemote: true,
+  };
+  return trace.isSpanContextValid(spanContext) ? spanContext : undefined;
+}
+
+/** Where a message arrived: over HTTP (TCP), or stdio (a pipe). */
+export interface Arrival {
+  transport: "tcp" | "pipe";
+  /** The client's address, when the host knows it (`trustProxy` decides which). */
+  clientAddress?: string;
+}
+
+/**
+ * The SERVER span and duration of one JSON-RPC request or notification from the client, named
+ * and attributed per the MCP semantic conventions. Its parent is the context the message carries
+ * in `params._meta` (W3C trace context and baggage); the span active when the message arrived
+ * (the HTTP server span, say) is linked, or is the parent when the message carries none.
+ *
+ * Whoever answers the message ends it: the dispatcher with the exact result or error, or the
+ * transport with the answer it gave instead (an initialize, a 404, a store outage).
+ */
+export class ServerOperation {
+  readonly context: Context;
+  readonly #telemetry: Telemetry;
+  readonly #span: Span;
+  /** The attributes the duration metric carries (low cardinality). */
+  readonly #metric: Attributes;
+  readonly #started = performance.now();
+  #ended = false;
+  #claimed = false;
+
+  constructor(
+    telemetry: Telemetry,
+    message: { method: string; id?: RequestId; params?: JsonObject },
+    arrival: Arrival,
+  ) {
+    this.#telemetry = telemetry;
+    const { spanName, attributes } = describeOperation(message.method, message.params);
+    this.#metric = { ...attributes, [McpAttributes.networkTransport]: arrival.transport };
+    if (arrival.transport === "tcp") this.#metric[McpAttributes.networkProtocolName] = "http";
+    const spanAttributes: Attributes = { ...this.#metric };
+    if (message.id !== undefined && message.id !== null)
+      spanAttributes[McpAttributes.requestId] = String(message.id);
+    const uri = resourceUriOf(message.method, message.params);
+    if (uri !== undefined) spanAttributes[McpAttributes.resourceUri] = uri;
+    if (arrival.clientAddress !== undefined)
+      spanAttributes[McpAttributes.clientAddress] = arrival.clientAddress;
+    const ambient = context.active();
+    const carried = propagation.extract(ambient, metaOf(message.params), metaGetter);
+    const ambientSpan = trace.getSpanContext(ambient);
+    const links: Link[] = [];
+    // The transport's span is linked, not the parent, when the message carries its own context.
+    if (ambientSpan && trace.getSpanContext(carried) !== ambientSpan)
+      links.push({ context: ambientSpan });
+    this.#span = telemetry.tracer.startSpan(
+      spanName,
+      { kind: SpanKind.SERVER, attributes: spanAttributes, links },
+      carried,
+    );
+    this.context = trace.setSpan(carried, this.#span);
+  }
+
+  /** True until the operation ended. */
+  get open(): boolean {
+    return !this.#ended;
+  }
+
+  /** True once the dispatcher took the operation over: it ends it with its answer. */
+  get claimed(): boolean {
+    return this.#claimed;
+  }
+
+  /** Takes the operation over (the dispatcher, which knows the exact outcome). */
+  claim(): void {
+    this.#claimed = true;
+  }
+
+  /** Records the round of a multi round-trip request, linked to the round before. */
+  round(number: number, previous: string | undefined): void {
+    this.#span.setAttribute(OwnAttributes.round, number);
+    const link = previous === undefined ? undefined : spanContextOf(previous);
+    if (link) this.#span.addLink({ context: link });
+  }
+
+  /** Records that the round ends asking the client for these inputs (`input_required`). */
+  inputRequired(keys: string[]): void {
+    this.#span.setAttribute(OwnAttributes.inputKeys, keys);
+  }
+
+  /** The span as a W3C `traceparent`, for the next round to link to. */
+  traceparent(): string | undefined {
+    const { traceId, spanId, traceFlags } = this.#span.spanContext();
+    if (!trace.isSpanContextValid(this.#span.spanContext())) return undefined;
+    return `00-${traceId}-${spanId}-0${traceFlags & 1}`;
+  }
+
+  /** Records what the era learnt (protocol version, session), on the span and the metric. */
+  describe(era: "modern" | "legacy", protocolVersion: string, sessionId?: string): void {
+    this.#metric[McpAttributes.protocolVersion] = protocolVersion;
+    this.#span.setAttribute(McpAttributes.protocolVersion, protocolVersion);
+    this.#span.setAttribute(OwnAttributes.era, era);
+    if (sessionId) this.#span.setAttribute(McpAttributes.sessionId, sessionId);
+  }
+
+  /** Sets an attribute on the span only. */
+  set(key: string, value: AttributeValue): void {
+    this.#span.setAttribute(key, value);
+  }
+
+  /** Records an event on the span (a round asked for input, a task was created…). */
+  event(name: string, attributes?: Attributes): void {
+    this.#span.addEvent(name, attributes);
+  }
+
+  /** Runs `fn` inside the span's context, so spans the handler starts are its children. */
+  run<T>(fn: () => T): T {
+    return context.with(this.context, fn);
+  }
+
+  /** Ends the span and records the duration, once. */
+  end(outcome: Outcome = {}): void {
+    if (this.#ended) return;
+    this.#ended = true;
+    const failure = failureOf(outcome);
+    if (failure.type) {
+      this.#metric[McpAttributes.errorType] = failure.type;
+      this.#span.setAttribute(McpAttributes.errorType, failure.type);
+      if (failure.code !== undefined) {
+        this.#metric[McpAttributes.statusCode] = failure.code;
+        this.#span.setAttribute(McpAttributes.statusCode, failure.code);
+      }
+      if (outcome.exception !== undefined && outcome.exception instanceof Error)
+        this.#span.recordException(outcome.exception);
+      this.#span.setStatus({ code: SpanStatusCode.ERROR, message: failure.message });
+    }
+    const resultType = outcome.result?.resultType;
+    if (typeof resultType === "string" && resultType !== "complete")
+      this.#span.setAttribute(OwnAttributes.resultType, resultType);
+    this.#span.end();
+    this.#telemetry
+      .histogram(
+        "mcp.server.operation.duration",
+        "MCP request or notification duration as observed on the receiver",
+      )
+      .record((performance.now() - this.#started) / 1000, this.#metric);
+  }
+
+  /**
+   * Ends the operation from an HTTP answer the dispatcher did not give (an initialize, a session
+   * method, a refusal): its JSON-RPC error, if its body has one.
+   */
+  endWithBody(body: string | null): void {
+    if (this.#ended) return;
+    let message: unknown;
+    try {
+      message = body ? JSON.parse(body) : undefined;
+    } catch {
+      message = undefined;
+    }
+    const answer = message as { error?: { code: number; message: string }; result?: JsonObject };
+    this.end({ error: answer?.error, result: answer?.result });
+  }
+}

@@ -1,0 +1,99 @@
+import {
+  type Context,
+  context,
+  type Histogram,
+  type Meter,
+  type MeterProvider,
+  metrics,
+  type TextMapGetter,
+  type TextMapSetter,
+  type Tracer,
+  type TracerProvider,
+  trace,
+} from "@opentelemetry/api";
+import { isObject, type JsonObject } from "../protocol/messages.js";
+import { DURATION_BUCKETS } from "./attributes.js";
+
+/** Where telemetry goes; both default to the global providers an OpenTelemetry SDK registers. */
+export interface TelemetryOptions {
+  /** The tracer provider for spans. @default the global one (`trace.getTracerProvider()`) */
+  tracerProvider?: TracerProvider;
+  /** The meter provider for duration histograms. @default the global one (`metrics.getMeterProvider()`) */
+  meterProvider?: MeterProvider;
+}
+
+/** The instrumentation scope: this package. */
+const SCOPE = "mcp-mount";
+/** The scope's version (the package's). */
+const SCOPE_VERSION = "0.1.0";
+
+/** Reads the W3C keys (`traceparent`, `tracestate`, `baggage`) from a message's `params._meta`. */
+export const metaGetter: TextMapGetter<JsonObject | undefined> = {
+  keys: (meta) => (meta ? Object.keys(meta) : []),
+  get: (meta, key) => {
+    const value = meta?.[key];
+    return typeof value === "string" ? value : undefined;
+  },
+};
+
+/** Writes them unprefixed, as the conventions and SEP-414 say. */
+export const metaSetter: TextMapSetter<JsonObject> = {
+  set: (meta, key, value) => {
+    meta[key] = value;
+  },
+};
+
+/** A message's `params._meta`, when it has one. */
+export function metaOf(params: JsonObject | undefined): JsonObject | undefined {
+  const meta = params?._meta;
+  return isObject(meta) ? meta : undefined;
+}
+
+/**
+ * The tracer and the duration histograms of one server or client. The meter is taken on first
+ * use, so an SDK registered after the handler was built (but before traffic) is still found.
+ */
+export class Telemetry {
+  readonly tracer: Tracer;
+  readonly #meterProvider: MeterProvider | undefined;
+  #meter: Meter | undefined;
+  readonly #histograms = new Map<string, Histogram>();
+
+  constructor(options: TelemetryOptions = {}) {
+    this.tracer = (options.tracerProvider ?? trace.getTracerProvider()).getTracer(
+      SCOPE,
+      SCOPE_VERSION,
+    );
+    this.#meterProvider = options.meterProvider;
+  }
+
+  /** A duration histogram of the conventions (seconds, their bucket boundaries). */
+  histogram(name: string, description: string): Histogram {
+    let histogram = this.#histograms.get(name);
+    if (!histogram) {
+      this.#meter ??= (this.#meterProvider ?? metrics.getMeterProvider()).getMeter(
+        SCOPE,
+        SCOPE_VERSION,
+      );
+      histogram = this.#meter.createHistogram(name, {
+        unit: "s",
+        description,
+        advice: { explicitBucketBoundaries: DURATION_BUCKETS },
+      });
+      this.#histograms.set(name, histogram);
+    }
+    return histogram;
+  }
+
+  /** Runs `fn` with `ctx` active (handlers then start their spans under the request's). */
+  static run<T>(ctx: Context, fn: () => T): T {
+    return context.with(ctx, fn);
+  }
+}
+
+/** The telemetry of an option: on by default (global providers), off with `false`. */
+export function createTelemetry(
+  options: TelemetryOptions | false | undefined,
+): Telemetry | undefined {
+  return options === false ? undefined : new Telemetry(options);
+}
