@@ -5,6 +5,7 @@ import type { McpServer } from "../server/mcp-server.js";
 import { StdioSession } from "../server/stdio/session.js";
 import { memoryStore } from "../store/memory.js";
 import type { McpStore } from "../store/types.js";
+import { createTelemetry, type TelemetryOptions } from "../telemetry/telemetry.js";
 
 /** Options of {@link serveStdio}. */
 export interface StdioOptions {
@@ -18,6 +19,11 @@ export interface StdioOptions {
   store?: McpStore;
   /** Reports errors; logs go to stderr, never stdout. @default console.error */
   onError?: (error: unknown) => void;
+  /**
+   * OpenTelemetry: a SERVER span and `mcp.server.operation.duration` per message, as over HTTP
+   * (`network.transport` pipe); `false` turns it off. @default the global providers
+   */
+  telemetry?: TelemetryOptions | false;
 }
 
 /** A running stdio server. */
@@ -54,6 +60,7 @@ export function serveStdio(server: McpServer, options: StdioOptions = {}): Stdio
     store,
     secret: options.secret,
     onError,
+    telemetry: createTelemetry(options.telemetry),
   });
   const lines = createInterface({ input, crlfDelay: Number.POSITIVE_INFINITY });
   lines.on("line", (line) => {

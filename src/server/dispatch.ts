@@ -252,7 +252,11 @@ function tracedTransport(
 ): TransportContext {
   const ask = env.request;
   if (!telemetry || !ask) return env;
-  const destination = { transport: "tcp" as const, protocolVersion: env.protocolVersion };
+  const destination = {
+    transport: env.operation?.transport ?? "tcp",
+    protocolVersion: env.protocolVersion,
+    sessionId: env.sessionId,
+  };
   return {
     ...env,
     request: async (method, params, signal, key) => {

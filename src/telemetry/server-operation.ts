@@ -53,6 +53,8 @@ export interface Arrival {
  */
 export class ServerOperation {
   readonly context: Context;
+  /** How the message arrived, for the spans of what the handler sends back over it. */
+  readonly transport: Arrival["transport"];
   readonly #telemetry: Telemetry;
   readonly #span: Span;
   /** The attributes the duration metric carries (low cardinality). */
@@ -67,6 +69,7 @@ export class ServerOperation {
     arrival: Arrival,
   ) {
     this.#telemetry = telemetry;
+    this.transport = arrival.transport;
     const { spanName, attributes } = describeOperation(message.method, message.params);
     this.#metric = { ...attributes, [McpAttributes.networkTransport]: arrival.transport };
     if (arrival.transport === "tcp") this.#metric[McpAttributes.networkProtocolName] = "http";

@@ -5,10 +5,18 @@ import type {
   JsonRpcRequest,
   RequestId,
 } from "../../protocol/messages.js";
-import { isNotification, isObject, isRequest, isResponse } from "../../protocol/messages.js";
+import {
+  isNotification,
+  isObject,
+  isRequest,
+  isRequestId,
+  isResponse,
+} from "../../protocol/messages.js";
 import { answerDepthError, paramsDepthError } from "../../protocol/params.js";
 import { PendingRequests, settleWithReply } from "../../protocol/pending-requests.js";
 import type { McpStore } from "../../store/types.js";
+import { ServerOperation } from "../../telemetry/server-operation.js";
+import type { Telemetry } from "../../telemetry/telemetry.js";
 import { LazyAbort } from "../../utils/lazy-abort.js";
 import { type DispatchServices, dispatch } from "../dispatch.js";
 import { ListenHub } from "../listen-hub.js";
@@ -29,6 +37,8 @@ export interface StdioSessionOptions {
   secret?: string | Uint8Array | undefined;
   /** Reports errors the client does not see in full. */
   onError(error: unknown): void;
+  /** Spans and metrics per message; none when off. */
+  telemetry?: Telemetry | undefined;
 }
 
 /**
@@ -53,6 +63,8 @@ export class StdioSession {
   readonly #services: DispatchServices;
   readonly #running = new Map<string, LazyAbort>();
   readonly #pending = new PendingRequests<JsonObject>();
+  /** The spans of requests not answered yet, by id (telemetry). */
+  readonly #operations = new Map<string, ServerOperation>();
   readonly #modern: ModernStdio;
   readonly #legacy: LegacyStdio;
   #lifecycle: Lifecycle = { phase: "open" };
@@ -66,6 +78,7 @@ export class StdioSession {
       nonces: store.nonces,
       stateTtlMs: 300_000,
       singleUseState: false,
+      telemetry: options.telemetry,
     };
     this.#channel = {
       server,
@@ -85,8 +98,35 @@ export class StdioSession {
     return this.#lifecycle.phase === "closed";
   }
 
-  /** Handles one message read from the client. */
+  /** Handles one message read from the client, inside its span when telemetry is on. */
   receive(message: unknown): undefined {
+    const telemetry = this.#options.telemetry;
+    if (
+      !telemetry ||
+      !isObject(message) ||
+      isResponse(message) ||
+      typeof message.method !== "string"
+    )
+      return this.#receive(message);
+    const id = isRequestId(message.id) ? message.id : undefined;
+    const params = isObject(message.params) ? message.params : undefined;
+    const operation = new ServerOperation(
+      telemetry,
+      { method: message.method, id, params },
+      {
+        transport: "pipe",
+      },
+    );
+    if (id === undefined) {
+      operation.run(() => this.#receive(message));
+      operation.end();
+      return;
+    }
+    this.#operations.set(String(id), operation);
+    return operation.run(() => this.#receive(message));
+  }
+
+  #receive(message: unknown): undefined {
     if (!isObject(message)) return this.#fail(undefined, invalidMessage());
     if (isResponse(message)) {
       if (message.id !== undefined) settleWithReply(this.#pending, String(message.id), message);
@@ -144,7 +184,20 @@ export class StdioSession {
 
   #write(message: JsonRpcMessage): undefined {
     if (this.#lifecycle.phase !== "closed") this.#options.send(message);
+    if (this.#operations.size > 0 && "id" in message && !("method" in message))
+      this.#answered(message);
     return undefined;
+  }
+
+  /** Ends the span of a request answered without the dispatcher (which ends its own). */
+  #answered(message: JsonRpcMessage & { id?: RequestId }): void {
+    const key = String(message.id);
+    const operation = this.#operations.get(key);
+    if (!operation) return;
+    this.#operations.delete(key);
+    if (operation.claimed) return;
+    const answer = message as { error?: { code: number; message: string }; result?: JsonObject };
+    operation.end({ error: answer.error, result: answer.result });
   }
 
   #fail(id: RequestId | undefined, error: McpError): undefined {
@@ -165,11 +218,13 @@ export class StdioSession {
     this.#running.set(key, abort);
     const send = (message: JsonRpcMessage) => (abort.aborted ? undefined : this.#write(message));
     const call = { id: request.id, method: request.method, params: request.params ?? {} };
+    const operation = this.#operations.get(key);
     try {
       const result = await dispatch(this.#channel.server, this.#services, call, {
         ...env,
         abort,
         send,
+        ...(operation && { operation }),
       });
       // A cancelled request gets no response (spec: patterns/cancellation).
       if (!abort.aborted) this.#write({ jsonrpc: "2.0", id: request.id, result });
@@ -180,6 +235,8 @@ export class StdioSession {
         : new McpError(ErrorCode.InternalError, "Internal error");
       if (!abort.aborted) this.#fail(request.id, known);
     } finally {
+      // A cancelled request gets no answer: its span was ended by the dispatcher all the same.
+      this.#operations.delete(key);
       this.#running.delete(key);
       if (this.#running.size === 0) this.#stopWaiting();
     }
