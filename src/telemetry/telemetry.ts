@@ -1,4 +1,5 @@
 import {
+  type Attributes,
   type Context,
   context,
   type Histogram,
@@ -83,6 +84,22 @@ export class Telemetry {
       this.#histograms.set(name, histogram);
     }
     return histogram;
+  }
+
+  /**
+   * Records `mcp.server.session.duration` for a legacy session that ended here (DELETE, or its
+   * client's quota): from its creation, whichever process created it.
+   */
+  sessionEnded(createdAt: number, protocolVersion: string, transport: "tcp" | "pipe"): void {
+    const attributes: Attributes = {
+      "mcp.protocol.version": protocolVersion,
+      "network.transport": transport,
+    };
+    if (transport === "tcp") attributes["network.protocol.name"] = "http";
+    this.histogram(
+      "mcp.server.session.duration",
+      "The duration of the MCP session as observed on the MCP server",
+    ).record(Math.max(0, Date.now() - createdAt) / 1000, attributes);
   }
 
   /** Runs `fn` with `ctx` active (handlers then start their spans under the request's). */

@@ -201,6 +201,11 @@ export class SessionfulLegacy implements LegacyEra {
     const record = await this.#sessions.find(sessionId, principalKey(auth));
     if (!record || !(await this.#sessions.end(sessionId, "Session deleted")))
       return sessionError(404, "Session not found");
+    this.#core.dispatchServices.telemetry?.sessionEnded(
+      record.createdAt,
+      record.protocolVersion,
+      "tcp",
+    );
     return { status: 200, headers: {}, body: null };
   }
 }
