@@ -1,17 +1,20 @@
 import { PassThrough } from "node:stream";
 import { expect } from "vitest";
-import { serveStdio } from "../../src/adapters/stdio.js";
+import { type StdioOptions, serveStdio } from "../../src/adapters/stdio.js";
 import { createFixtureServer, type Probe } from "./fixture-server.js";
 
 /** One JSON-RPC message the stdio server wrote. */
 export type StdioLine = Record<string, unknown>;
 
-/** An in-process stdio server of the fixture on pipes, with a line reader over its output. */
-export function stdioPipes(probe?: Probe) {
+/**
+ * An in-process stdio server of the fixture on pipes, with a line reader over its output;
+ * `options` adds to (or overrides) the server's options.
+ */
+export function stdioPipes(probe?: Probe, options: StdioOptions = {}) {
   const input = new PassThrough();
   const output = new PassThrough();
   const server = createFixtureServer(probe);
-  const running = serveStdio(server, { input, output, secret: "s", onError: () => {} });
+  const running = serveStdio(server, { input, output, secret: "s", onError: () => {}, ...options });
   const lines: StdioLine[] = [];
   let buffer = "";
   output.on("data", (chunk: Buffer) => {

@@ -1,10 +1,7 @@
-import { PassThrough } from "node:stream";
 import { SpanKind, SpanStatusCode } from "@opentelemetry/api";
 import { afterEach, describe, expect, it } from "vitest";
-import { serveStdio } from "../../src/adapters/stdio.js";
-import { createFixtureServer } from "../helpers/fixture-server.js";
 import { TestOtel } from "../helpers/otel.js";
-import type { StdioLine } from "../helpers/stdio-pipes.js";
+import { stdioPipes } from "../helpers/stdio-pipes.js";
 
 const otel = new TestOtel();
 const TRACE_ID = "4bf92f3577b34da6a3ce929d0e0e4736";
@@ -12,30 +9,9 @@ const PARENT = `00-${TRACE_ID}-00f067aa0ba902b7-01`;
 
 /** The fixture server on pipes, traced into the suite's SDK (or not, with `telemetry: false`). */
 function traced(telemetry: false | undefined = undefined) {
-  const input = new PassThrough();
-  const output = new PassThrough();
-  const running = serveStdio(createFixtureServer(), {
-    input,
-    output,
-    secret: "s",
-    onError: () => {},
-    telemetry: telemetry ?? otel.providers,
-  });
-  const lines: StdioLine[] = [];
-  let buffer = "";
-  output.on("data", (chunk: Buffer) => {
-    buffer += chunk.toString();
-    for (let at = buffer.indexOf("\n"); at !== -1; at = buffer.indexOf("\n")) {
-      lines.push(JSON.parse(buffer.slice(0, at)));
-      buffer = buffer.slice(at + 1);
-    }
-  });
-  const send = (message: unknown) => input.write(`${JSON.stringify(message)}\n`);
-  const answer = async (id: unknown) => {
-    await expect.poll(() => lines.find((line) => line.id === id)).toBeDefined();
-    return lines.find((line) => line.id === id)!;
-  };
-  return { running, lines, send, answer };
+  const pipes = stdioPipes(undefined, { telemetry: telemetry ?? otel.providers });
+  const answer = (id: unknown) => pipes.waitFor((line) => line.id === id);
+  return { ...pipes, answer };
 }
 
 const initialize = {
