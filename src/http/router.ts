@@ -11,6 +11,7 @@ import {
 import { MetaKey } from "../protocol/versions.js";
 import { hasScopes, scopesFor } from "../server/access.js";
 import { isModernRequest } from "../server/modern-meta.js";
+import { McpAttributes } from "../telemetry/attributes.js";
 import { ServerOperation } from "../telemetry/server-operation.js";
 import { insufficientScope } from "./auth-gate.js";
 import { shuttingDown } from "./drain.js";
@@ -98,12 +99,51 @@ async function traced(
   );
   try {
     const response = await routeMessage(options, req, message, { ...caller, operation }, verified);
-    if (!operation.claimed)
-      operation.endWithBody(typeof response.body === "string" ? response.body : null);
+    if (!operation.claimed) {
+      const body = typeof response.body === "string" ? response.body : null;
+      describeAnswered(operation, req, message, response.headers, body);
+      operation.endWithBody(body);
+    }
     return response;
   } catch (error) {
     operation.end({ exception: error });
     throw error;
+  }
+}
+
+/**
+ * Records the era, protocol version and session of a message answered without the dispatcher
+ * (which records them itself): from a modern message's `_meta`, or a legacy request's headers;
+ * an initialize's from its answer, which names the negotiated version and the new session.
+ */
+function describeAnswered(
+  operation: ServerOperation,
+  req: McpHttpRequest,
+  message: JsonObject,
+  headers: Record<string, string>,
+  body: string | null,
+): void {
+  const method = String(message.method);
+  const params = isObject(message.params) ? message.params : undefined;
+  if (isModernRequest(method, params)) {
+    const version = isObject(params?._meta) ? params._meta[MetaKey.protocolVersion] : undefined;
+    if (typeof version === "string") operation.describe("modern", version);
+    return;
+  }
+  const sessionId = req.header("mcp-session-id") ?? headers["mcp-session-id"];
+  const version =
+    method === "initialize" ? negotiatedVersion(body) : req.header("mcp-protocol-version");
+  if (version) operation.describe("legacy", version, sessionId ?? undefined);
+  else if (sessionId) operation.set(McpAttributes.sessionId, sessionId);
+}
+
+/** The protocol version an initialize answer settled on. */
+function negotiatedVersion(body: string | null): string | undefined {
+  try {
+    const version = body ? JSON.parse(body)?.result?.protocolVersion : undefined;
+    return typeof version === "string" ? version : undefined;
+  } catch {
+    return undefined;
   }
 }
 
