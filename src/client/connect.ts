@@ -1,4 +1,5 @@
 import { MODERN_VERSION } from "../protocol/versions.js";
+import { createTelemetry } from "../telemetry/telemetry.js";
 import { isHttpRefusal, McpError } from "./errors.js";
 import { HttpWire } from "./http-wire.js";
 import { answerInput, capabilitiesFor, inputContextOf } from "./input.js";
@@ -205,6 +206,7 @@ export async function openClientSession(
     clientInfo: options.clientInfo ?? { name: "mcp-mount-client", version: "0.1.0" },
     capabilities: { ...capabilitiesFor(handlers), ...options.capabilities },
     ...(options.logLevel ? { logLevel: options.logLevel } : {}),
+    telemetry: createTelemetry(options.telemetry),
   };
   const era: EraOptions = {
     era: options.era ?? "auto",

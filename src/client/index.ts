@@ -1,3 +1,4 @@
+export type { TelemetryOptions } from "../telemetry/telemetry.js";
 export { type CacheHints, ResultCache } from "./cache.js";
 export { McpClient } from "./client.js";
 export {

@@ -11,9 +11,15 @@ export const CLIENT_LEGACY_VERSIONS: readonly string[] = [...LEGACY_VERSIONS, "2
 /** The handshake era: `initialize`, then a session the wire carries. */
 export class LegacySession extends Session {
   readonly era = "legacy";
+  /** The version `initialize` settled on; until then the session has none. */
+  #negotiated: string | undefined;
 
   protected get cancelsByNotification(): boolean {
     return true;
+  }
+
+  protected override get knownVersion(): string | undefined {
+    return this.#negotiated;
   }
 
   protected prepare(_method: string, params: JsonObject, options: SendOptions) {
@@ -42,6 +48,7 @@ export class LegacySession extends Session {
       );
     }
     this.protocolVersion = version;
+    this.#negotiated = version;
     this.wire.legacyVersion = version;
     this.server = {
       serverInfo: result.serverInfo as Implementation | undefined,

@@ -1,5 +1,6 @@
 import type { JsonObject } from "../protocol/messages.js";
 import type { LogLevel } from "../protocol/versions.js";
+import type { TelemetryOptions } from "../telemetry/telemetry.js";
 import type { ResultCache } from "./cache.js";
 import type { HttpOptions } from "./http-wire.js";
 import type { ToolPolicy } from "./tool.js";
@@ -49,6 +50,13 @@ export interface McpClientOptions extends HttpOptions, ToolPolicy {
   onWarning?: (message: string) => void;
   /** Aborts connecting. */
   signal?: AbortSignal;
+  /**
+   * OpenTelemetry: a CLIENT span and `mcp.client.operation.duration` per message sent, its trace
+   * context in `params._meta` so the server's spans join the trace; through the global
+   * providers an SDK registers (nothing is recorded when none is), these providers, or `false`
+   * for none. @default the global providers
+   */
+  telemetry?: TelemetryOptions | false;
 }
 
 /** A prompt, resource or resource template as listed. */

@@ -1,9 +1,11 @@
+import { type Context, context } from "@opentelemetry/api";
 import type { JsonObject } from "../protocol/messages.js";
+import { ClientCall } from "../telemetry/client-operation.js";
 import { clientExtensions } from "./ext/index.js";
 import type { ClientExtension, ExtensionRequest } from "./extension.js";
 import { withInput } from "./input.js";
 import type { McpClientOptions } from "./options.js";
-import type { ServerDescription, Session } from "./session.js";
+import type { RequestTrace, ServerDescription, Session } from "./session.js";
 import { IdleTimeout, joinSignals } from "./timeout.js";
 import type { Notification, RequestOptions } from "./types.js";
 
@@ -41,12 +43,42 @@ export class RequestRunner {
 
   /**
    * Sends a request and follows it to its result: input rounds, then what an extension makes
-   * of a result the core does not know (a created task).
+   * of a result the core does not know (a created task). A modern request that may take
+   * rounds is one logical call: a span of its own, each round a CLIENT span under it.
    */
   async request(method: string, params: JsonObject, options: RunOptions): Promise<JsonObject> {
+    const telemetry = this.#session.config.telemetry;
+    if (!telemetry) return this.#follow(method, params, options, undefined);
+    const parent = context.active();
+    if (this.#session.era !== "modern" || !INPUT_METHODS.has(method))
+      return this.#follow(method, params, options, { parent });
+    const call = new ClientCall(telemetry, { method, params }, parent);
+    try {
+      // Active too, so spans the app starts in its onInput callbacks go under the call.
+      const result = await context.with(call.context, () =>
+        this.#follow(method, params, options, { parent: call.context, call }),
+      );
+      call.end({ result });
+      return result;
+    } catch (error) {
+      call.endWithError(error);
+      throw error;
+    }
+  }
+
+  /** The request's round trips and extensions' follow-ups, their spans under `trace.parent`. */
+  async #follow(
+    method: string,
+    params: JsonObject,
+    options: RunOptions,
+    trace: { parent: Context; call?: ClientCall } | undefined,
+  ): Promise<JsonObject> {
     const meta: JsonObject = { ...options.meta };
     if (options.onProgress) meta.progressToken = `progress-${this.#nextToken++}`;
-    const once = (roundParams: JsonObject) => this.#roundTrip(method, roundParams, options, meta);
+    const roundTrace = (): RequestTrace | undefined =>
+      trace && { parent: trace.parent, round: trace.call?.nextRound() };
+    const once = (roundParams: JsonObject) =>
+      this.#roundTrip(method, roundParams, options, meta, roundTrace());
     const name = params.name ?? params.uri;
     const result = INPUT_METHODS.has(method)
       ? await withInput(method, params, once, {
@@ -58,7 +90,7 @@ export class RequestRunner {
       : await once(params);
     // Results the core knows are answers; any other kind is an extension's to follow.
     if (result.resultType === undefined || result.resultType === "complete") return result;
-    const request = this.extensionRequest(method, params, options);
+    const request = this.extensionRequest(method, params, options, trace?.parent);
     for (const extension of this.#extensions) {
       const followed = extension.follow(result, request);
       if (followed) return followed;
@@ -66,9 +98,18 @@ export class RequestRunner {
     return result;
   }
 
-  /** The request as extensions see it: follow-up round trips carry its timeout, not its progress. */
-  extensionRequest(method: string, params: JsonObject, options: RequestOptions): ExtensionRequest {
+  /**
+   * The request as extensions see it: follow-up round trips carry its timeout, not its progress,
+   * and their spans go under `parent` (the call's span).
+   */
+  extensionRequest(
+    method: string,
+    params: JsonObject,
+    options: RequestOptions,
+    parent: Context | undefined = this.#session.config.telemetry ? context.active() : undefined,
+  ): ExtensionRequest {
     const { timeoutMs } = options;
+    const trace = parent ? { parent } : undefined;
     return {
       method,
       params,
@@ -82,6 +123,7 @@ export class RequestRunner {
           roundParams,
           { ...(signal ? { signal } : {}), ...(timeoutMs !== undefined ? { timeoutMs } : {}) },
           {},
+          trace,
         ),
     };
   }
@@ -107,6 +149,7 @@ export class RequestRunner {
     params: JsonObject,
     options: RunOptions,
     meta: JsonObject,
+    trace: RequestTrace | undefined,
   ): Promise<JsonObject> {
     const timeout = this.#timeout(options);
     const extensions = this.#declarations(method);
@@ -116,6 +159,7 @@ export class RequestRunner {
         meta,
         ...(options.headers ? { headers: options.headers } : {}),
         ...(extensions ? { extensions } : {}),
+        ...(trace ? { trace } : {}),
         onNotification: (notification) => {
           if (notification.method === "notifications/progress") timeout?.touch();
           this.#onRequestNotification(notification, options);

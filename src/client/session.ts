@@ -1,6 +1,11 @@
+import { type Context, context } from "@opentelemetry/api";
 import { McpError } from "../protocol/errors.js";
-import type { JsonObject, JsonRpcRequest } from "../protocol/messages.js";
+import type { JsonObject, JsonRpcNotification, JsonRpcRequest } from "../protocol/messages.js";
 import type { LogLevel } from "../protocol/versions.js";
+import { OwnAttributes } from "../telemetry/attributes.js";
+import { ClientOperation } from "../telemetry/client-operation.js";
+import type { Telemetry } from "../telemetry/telemetry.js";
+import { destinationOf } from "./destination.js";
 import type { Era, Implementation, Notification } from "./types.js";
 import type { Wire } from "./wire.js";
 
@@ -9,6 +14,16 @@ export interface SessionConfig {
   clientInfo: Implementation;
   capabilities: JsonObject;
   logLevel?: LogLevel;
+  /** Where the CLIENT span of each message goes; undefined when telemetry is off. */
+  telemetry?: Telemetry | undefined;
+}
+
+/** Where a request's CLIENT span belongs: under its logical call, as one of its rounds. */
+export interface RequestTrace {
+  /** The span's parent, captured when the caller asked (async context is not always kept). */
+  parent: Context;
+  /** The round of a multi round-trip request (1 for the first). */
+  round?: number | undefined;
 }
 
 /** Options of one request on a session. */
@@ -21,6 +36,8 @@ export interface SendOptions {
   /** Extensions declared on this request only (modern era), beside the client's capabilities. */
   extensions?: JsonObject;
   onNotification?: (notification: Notification) => void;
+  /** The parent and round of the request's CLIENT span. @default the active context */
+  trace?: RequestTrace;
 }
 
 /** What the server said about itself when the session opened. */
@@ -61,6 +78,11 @@ export abstract class Session {
   /** Whether aborting a request must be told with `notifications/cancelled`. */
   protected abstract get cancelsByNotification(): boolean;
 
+  /** The protocol version, once the era knows it (a legacy session after `initialize`). */
+  protected get knownVersion(): string | undefined {
+    return this.protocolVersion;
+  }
+
   /** Sends one request and resolves with its result; a JSON-RPC error rejects as McpError. */
   async request(
     method: string,
@@ -74,14 +96,20 @@ export abstract class Session {
       method,
       params: prepared.params,
     };
+    const operation = this.#startOperation(message, options.trace);
+    if (operation) message.params = operation.inject(message.params);
     let response: Awaited<ReturnType<Wire["request"]>>;
     try {
-      response = await this.wire.request(message, {
-        signal: options.signal,
-        headers: prepared.headers,
-        onNotification: options.onNotification,
-      });
+      const send = () =>
+        this.wire.request(message, {
+          signal: options.signal,
+          headers: prepared.headers,
+          onNotification: options.onNotification,
+        });
+      // The transport's own spans (an instrumented fetch) go under the request's.
+      response = await (operation ? context.with(operation.context, send) : send());
     } catch (error) {
+      operation?.endWithError(error);
       if (options.signal?.aborted && this.cancelsByNotification) {
         const reason = String((options.signal.reason as Error)?.message ?? "aborted");
         void this.notify("notifications/cancelled", { requestId: message.id, reason }).catch(
@@ -90,18 +118,48 @@ export abstract class Session {
       }
       throw error;
     }
+    operation?.end("error" in response ? { error: response.error } : { result: response.result });
     if ("error" in response) {
       throw new McpError(response.error.code, response.error.message, response.error.data);
     }
     return response.result;
   }
 
-  /** Sends a notification. */
-  notify(method: string, params?: JsonObject): Promise<void> {
-    const message = params
-      ? { jsonrpc: "2.0" as const, method, params }
-      : { jsonrpc: "2.0" as const, method };
-    return this.wire.notify(message, this.prepare(method, params ?? {}, {}).headers);
+  /** Sends a notification, under a CLIENT span of its own that ends once it is sent. */
+  async notify(method: string, params?: JsonObject): Promise<void> {
+    const headers = this.prepare(method, params ?? {}, {}).headers;
+    const message: JsonRpcNotification = params
+      ? { jsonrpc: "2.0", method, params }
+      : { jsonrpc: "2.0", method };
+    const operation = this.#startOperation(message, undefined);
+    if (operation) {
+      const injected = operation.inject(params);
+      if (params || Object.keys(injected).length > 0) message.params = injected;
+    }
+    try {
+      await this.wire.notify(message, headers);
+      operation?.end();
+    } catch (error) {
+      operation?.endWithError(error);
+      throw error;
+    }
+  }
+
+  /** The CLIENT span of a message we send, when telemetry is on. */
+  #startOperation(
+    message: JsonRpcRequest | JsonRpcNotification,
+    trace: RequestTrace | undefined,
+  ): ClientOperation | undefined {
+    const { telemetry } = this.config;
+    if (!telemetry) return undefined;
+    const operation = new ClientOperation(
+      telemetry,
+      message,
+      destinationOf(this.wire, this.knownVersion),
+      trace?.parent,
+    );
+    if (trace?.round !== undefined) operation.set(OwnAttributes.round, trace.round);
+    return operation;
   }
 
   /** What the server says about itself now; a legacy session keeps what `initialize` said. */

@@ -1,5 +1,7 @@
 import {
   type Attributes,
+  type AttributeValue,
+  type Context,
   context,
   propagation,
   type Span,
@@ -13,6 +15,7 @@ import {
   failureOf,
   McpAttributes,
   type Outcome,
+  OwnAttributes,
   resourceUriOf,
 } from "./attributes.js";
 import { metaOf, metaSetter, type Telemetry } from "./telemetry.js";
@@ -32,16 +35,23 @@ export interface Destination {
  * `params._meta`, so the peer's SERVER span is its child (conventions: context propagation).
  */
 export class ClientOperation {
+  /** The span active in its parent's context: what the transport's own spans go under. */
+  readonly context: Context;
   readonly #telemetry: Telemetry;
   readonly #span: Span;
   readonly #metric: Attributes;
   readonly #started = performance.now();
   #ended = false;
 
+  /**
+   * Starts the span under `parent`, the active context by default. A caller that crosses
+   * `await`s without an async context manager (browsers) passes the context it captured.
+   */
   constructor(
     telemetry: Telemetry,
     message: { method: string; id?: RequestId; params?: JsonObject },
     destination: Destination,
+    parent: Context = context.active(),
   ) {
     this.#telemetry = telemetry;
     const { spanName, attributes } = describeOperation(message.method, message.params);
@@ -59,34 +69,41 @@ export class ClientOperation {
     if (destination.sessionId) spanAttributes[McpAttributes.sessionId] = destination.sessionId;
     const uri = resourceUriOf(message.method, message.params);
     if (uri !== undefined) spanAttributes[McpAttributes.resourceUri] = uri;
-    this.#span = telemetry.tracer.startSpan(spanName, {
-      kind: SpanKind.CLIENT,
-      attributes: spanAttributes,
-    });
+    this.#span = telemetry.tracer.startSpan(
+      spanName,
+      { kind: SpanKind.CLIENT, attributes: spanAttributes },
+      parent,
+    );
+    this.context = trace.setSpan(parent, this.#span);
   }
 
-  /** The span's context, for the peer: `params` with it in `_meta` (a copy; `params` unchanged). */
+  /**
+   * The span's context, for the peer: `params` with it in `_meta` (a copy; `params` unchanged).
+   * When the propagator writes nothing (no SDK registered), `params` as they were, so the
+   * message is byte for byte what it would be without telemetry.
+   */
   inject(params: JsonObject | undefined): JsonObject {
-    const meta: JsonObject = { ...metaOf(params) };
-    propagation.inject(trace.setSpan(context.active(), this.#span), meta, metaSetter);
-    return { ...params, _meta: meta };
+    const carrier: JsonObject = {};
+    propagation.inject(this.context, carrier, metaSetter);
+    if (Object.keys(carrier).length === 0) return params ?? {};
+    return { ...params, _meta: { ...metaOf(params), ...carrier } };
+  }
+
+  /** Sets an attribute on the span only (the metric keeps its low-cardinality set). */
+  set(key: string, value: AttributeValue): void {
+    this.#span.setAttribute(key, value);
   }
 
   /** Ends the span and records the duration, once. */
   end(outcome: Outcome = {}): void {
     if (this.#ended) return;
     this.#ended = true;
-    const failure = failureOf(outcome);
-    if (failure.type) {
-      this.#metric[McpAttributes.errorType] = failure.type;
-      this.#span.setAttribute(McpAttributes.errorType, failure.type);
-      if (failure.code !== undefined) {
-        this.#metric[McpAttributes.statusCode] = failure.code;
-        this.#span.setAttribute(McpAttributes.statusCode, failure.code);
-      }
-      if (outcome.exception instanceof Error) this.#span.recordException(outcome.exception);
-      this.#span.setStatus({ code: SpanStatusCode.ERROR, message: failure.message });
-    }
+    const failure = recordFailure(this.#span, outcome);
+    if (failure.type) this.#metric[McpAttributes.errorType] = failure.type;
+    if (failure.code !== undefined) this.#metric[McpAttributes.statusCode] = failure.code;
+    const resultType = outcome.result?.resultType;
+    if (typeof resultType === "string" && resultType !== "complete")
+      this.#span.setAttribute(OwnAttributes.resultType, resultType);
     this.#span.end();
     this.#telemetry
       .histogram(
@@ -98,9 +115,72 @@ export class ClientOperation {
 
   /** Ends from an error thrown instead of an answer: a JSON-RPC error, or a local failure. */
   endWithError(error: unknown): void {
-    const code = (error as { code?: unknown } | undefined)?.code;
-    if (typeof code === "number")
-      this.end({ error: { code, message: (error as Error).message ?? String(error) } });
-    else this.end({ exception: error });
+    this.end(thrownOutcome(error));
   }
+}
+
+/**
+ * The span of one logical request that may take several round trips (a multi round-trip
+ * `tools/call`, `prompts/get` or `resources/read`, and the task a call may become): each round
+ * is a CLIENT span of its own under it, so every round's SERVER span lands in one trace even
+ * when the app started none, and each round's duration leaves out the time spent answering
+ * input. Kind INTERNAL, named like the operation; it records no metric (the rounds do).
+ */
+export class ClientCall {
+  /** The context the rounds start in: the call's span active. */
+  readonly context: Context;
+  readonly #span: Span;
+  #rounds = 0;
+
+  constructor(
+    telemetry: Telemetry,
+    message: { method: string; params?: JsonObject },
+    parent: Context = context.active(),
+  ) {
+    const { spanName, attributes } = describeOperation(message.method, message.params);
+    const uri = resourceUriOf(message.method, message.params);
+    if (uri !== undefined) attributes[McpAttributes.resourceUri] = uri;
+    this.#span = telemetry.tracer.startSpan(
+      spanName,
+      { kind: SpanKind.INTERNAL, attributes },
+      parent,
+    );
+    this.context = trace.setSpan(parent, this.#span);
+  }
+
+  /** Counts a round trip and returns its number (1 for the first). */
+  nextRound(): number {
+    this.#rounds += 1;
+    return this.#rounds;
+  }
+
+  /** Ends the call with its final outcome; `mcp_mount.round` holds the rounds it took. */
+  end(outcome: Outcome): void {
+    this.#span.setAttribute(OwnAttributes.round, this.#rounds);
+    recordFailure(this.#span, outcome);
+    this.#span.end();
+  }
+
+  /** Ends from an error thrown instead of a result. */
+  endWithError(error: unknown): void {
+    this.end(thrownOutcome(error));
+  }
+}
+
+/** The outcome of an error thrown instead of an answer: a JSON-RPC error, or a local failure. */
+function thrownOutcome(error: unknown): Outcome {
+  const code = (error as { code?: unknown } | undefined)?.code;
+  if (typeof code !== "number") return { exception: error };
+  return { error: { code, message: (error as Error).message ?? String(error) } };
+}
+
+/** Marks a span failed (error.type, status code, status ERROR) when the outcome is a failure. */
+function recordFailure(span: Span, outcome: Outcome): ReturnType<typeof failureOf> {
+  const failure = failureOf(outcome);
+  if (!failure.type) return failure;
+  span.setAttribute(McpAttributes.errorType, failure.type);
+  if (failure.code !== undefined) span.setAttribute(McpAttributes.statusCode, failure.code);
+  if (outcome.exception instanceof Error) span.recordException(outcome.exception);
+  span.setStatus({ code: SpanStatusCode.ERROR, message: failure.message });
+  return failure;
 }
