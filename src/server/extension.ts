@@ -1,6 +1,7 @@
 import type { McpError } from "../protocol/errors.js";
 import type { JsonObject } from "../protocol/messages.js";
 import type { McpStore } from "../store/types.js";
+import type { Telemetry } from "../telemetry/telemetry.js";
 import type { TransportContext } from "./context.js";
 import type { EraPolicy } from "./era-policy.js";
 import type { ListenFilter } from "./listen-hub.js";
@@ -54,6 +55,8 @@ export interface ExtensionHost {
   publish(event: ChangeEvent): void;
   /** Reports errors no client sees in full. */
   onError(error: unknown): void;
+  /** Spans and metrics (OpenTelemetry) for the extension's own work; none when off. */
+  telemetry?: Telemetry;
 }
 
 /** The extension that serves `method`, if any. */

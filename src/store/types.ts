@@ -109,6 +109,11 @@ export interface TaskRecord {
   leaseUntil?: number;
   /** What to run again when the work is abandoned (idempotent tools only). */
   request?: JsonObject;
+  /**
+   * The W3C `traceparent` of the request that created the task (telemetry), which each run of
+   * its work links to, on whichever process it runs.
+   */
+  traceparent?: string;
   /** Bumped by every write; writes compare it (optimistic concurrency). */
   version: number;
 }

@@ -324,6 +324,7 @@ export function describeStoreContract(name: string, makeStore: () => Promise<Sto
       it("should store a task that any process reads back exactly, empty arrays included", async () => {
         const record = taskRecord(id("task"), {
           request: { name: "job", arguments: { list: [] } },
+          traceparent: "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01",
         });
         expect(await store.tasks.create(record, 10)).toBe(true);
         expect(await peer.tasks.get(record.id)).toEqual(record);
@@ -339,6 +340,17 @@ export function describeStoreContract(name: string, makeStore: () => Promise<Sto
         expect(await store.tasks.replace(stale, 1)).toBe(false);
         expect((await store.tasks.get(record.id))?.status).toBe("input_required");
         expect(await store.tasks.replace(taskRecord(id("gone"), { version: 2 }), 1)).toBe(false);
+      });
+
+      it("should keep the creating request's traceparent through replacements", async () => {
+        const traceparent = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01";
+        const record = taskRecord(id("task"), { traceparent });
+        await store.tasks.create(record, 10);
+        await peer.tasks.replace({ ...record, status: "completed", version: 2 }, 1);
+        expect(await store.tasks.get(record.id)).toMatchObject({
+          status: "completed",
+          traceparent,
+        });
       });
 
       it("should let one of two concurrent writers win", async () => {

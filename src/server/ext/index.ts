@@ -1,3 +1,4 @@
+import { createTelemetry, type TelemetryOptions } from "../../telemetry/telemetry.js";
 import type { ExtensionHost, ServerExtension } from "../extension.js";
 import { type TaskOptions, tasksExtension } from "./tasks/index.js";
 
@@ -10,10 +11,14 @@ export interface ExtensionOptions {
   tasks?: TaskOptions | false;
 }
 
-/** The server's extensions, each set up from its own option. */
+/**
+ * The server's extensions, each set up from its own option. Their telemetry is the host's, else
+ * built from the handler's `telemetry` option (the same providers as the handler's spans).
+ */
 export function createExtensions(
   host: ExtensionHost,
-  options: ExtensionOptions,
+  options: ExtensionOptions & { telemetry?: TelemetryOptions | false },
 ): ServerExtension[] {
-  return [tasksExtension(host, options.tasks)];
+  const telemetry = host.telemetry ?? createTelemetry(options.telemetry);
+  return [tasksExtension({ ...host, telemetry }, options.tasks)];
 }

@@ -44,7 +44,12 @@ export function tasksExtension(
           host.server,
           host.store.tasks,
           host.store.bus,
-          { processId: crypto.randomUUID(), publish: host.publish, onError: host.onError },
+          {
+            processId: crypto.randomUUID(),
+            publish: host.publish,
+            onError: host.onError,
+            telemetry: host.telemetry,
+          },
           options,
         );
   /** The runner for a tasks/* request: modern era, enabled, and the extension declared. */

@@ -3,13 +3,16 @@ import type { JsonObject } from "../../../protocol/messages.js";
 import { isObject } from "../../../protocol/messages.js";
 import { MODERN_VERSION } from "../../../protocol/versions.js";
 import type { EventBus, TaskRecord, TaskStore } from "../../../store/types.js";
+import type { Telemetry } from "../../../telemetry/telemetry.js";
 import { principalKey } from "../../access.js";
 import { createContext, type TransportContext } from "../../context.js";
 import type { ChangeEvent, McpServer, RegisteredTool } from "../../mcp-server.js";
 import { runTool } from "../../tools.js";
 import type { AuthInfo, HandlerContext, Implementation } from "../../types.js";
 import { TaskLedger } from "./task-ledger.js";
+import { createTaskRecord } from "./task-record.js";
 import { createTaskResult, detailedTask, isTerminal } from "./task-results.js";
+import { recordTaskCreated, recordTaskRecovered } from "./task-telemetry.js";
 import { TaskWorker } from "./task-worker.js";
 
 /** Options of the tasks extension (`createMcpHandler({ tasks })`). */
@@ -36,6 +39,8 @@ export interface TaskHooks {
   /** Publishes a task's new state to listen streams of every process. */
   publish(event: ChangeEvent): void;
   onError(error: unknown): void;
+  /** Spans for each run of a task's work; none when off. */
+  telemetry?: Telemetry;
 }
 
 /** Runs a tool's work in a task's environment. */
@@ -75,6 +80,7 @@ export class TaskRunner {
       leaseMs: this.#options.leaseMs,
       maxResultBytes: this.#options.maxResultBytes,
       onError: hooks.onError,
+      telemetry: hooks.telemetry,
     });
   }
 
@@ -102,7 +108,7 @@ export class TaskRunner {
         undefined,
         {},
       );
-      this.#worker.settle(record, work(taskCtx, taskEnv));
+      this.#worker.settle(record, tool.options.name, () => work(taskCtx, taskEnv));
       return createTaskResult(record);
     }
     let started: ((result: JsonObject) => void) | undefined;
@@ -128,7 +134,8 @@ export class TaskRunner {
       created.then((handle) => ({ handle })),
     ]);
     if ("result" in first) return first.result;
-    this.#worker.settle(task!, outcome);
+    // Begun before the task was, the handler's own spans stay under the request's span.
+    this.#worker.settle(task!, tool.options.name, () => outcome);
     return first.handle;
   }
 
@@ -136,9 +143,9 @@ export class TaskRunner {
   async get(id: string, env: TransportContext): Promise<JsonObject> {
     let record = await this.#ledger.owned(id, principalKey(env.auth));
     if (!isTerminal(record.status) && (record.leaseUntil ?? Infinity) < Date.now()) {
-      record =
-        (await this.#recover(record, env.app)) ??
-        (await this.#ledger.owned(id, principalKey(env.auth)));
+      const recovered = await this.#recover(record, env.app);
+      if (recovered) recordTaskRecovered(env.operation, recovered);
+      record = recovered ?? (await this.#ledger.owned(id, principalKey(env.auth)));
     }
     return { resultType: "complete", ...detailedTask(record) };
   }
@@ -197,44 +204,17 @@ export class TaskRunner {
     args: JsonObject,
     env: TransportContext,
   ): Promise<{ record: TaskRecord; taskEnv: TransportContext }> {
-    const now = Date.now();
-    const { ttlMs, pollIntervalMs, leaseMs } = this.#options;
-    const record: TaskRecord = {
-      id: crypto.randomUUID(),
-      principal: principalKey(env.auth),
-      // Anonymous callers share one (empty) principal, so each counts against its own cap.
-      ...(!env.auth && env.client !== undefined && { quota: env.client }),
-      status: "working",
-      createdAt: now,
-      lastUpdatedAt: now,
-      ttlMs,
-      pollIntervalMs,
-      inputRequests: {},
-      inputResponses: {},
-      owner: this.#processId,
-      leaseUntil: now + leaseMs,
-      version: 1,
-    };
-    // Only work that may run twice is kept for a re-run after its process dies.
-    if (tool.options.annotations?.idempotentHint === true) {
-      const request: JsonObject = {
-        name: tool.options.name,
-        arguments: args,
-        capabilities: env.clientCapabilities,
-      };
-      if (env.clientInfo) request.clientInfo = env.clientInfo as unknown as JsonObject;
-      if (env.auth) {
-        const { token: _never, ...auth } = env.auth;
-        request.auth = auth as JsonObject;
-      }
-      record.request = request;
-    }
+    const record = createTaskRecord(tool, args, env, {
+      ...this.#options,
+      processId: this.#processId,
+    });
     if (!(await this.#ledger.create(record, this.#options.maxActivePerPrincipal))) {
       throw new McpError(
         ErrorCode.InvalidRequest,
         `Too many unfinished tasks (at most ${this.#options.maxActivePerPrincipal}); wait for some to finish`,
       );
     }
+    recordTaskCreated(env.operation, record);
     return { record, taskEnv: this.#worker.start(record, env) };
   }
 
@@ -288,7 +268,7 @@ export class TaskRunner {
       undefined,
       {},
     );
-    this.#worker.settle(claimed, runTool(tool, args, ctx, env));
+    this.#worker.settle(claimed, tool.options.name, () => runTool(tool, args, ctx, env));
     return claimed;
   }
 }

@@ -3,10 +3,13 @@ import type { JsonObject } from "../../../protocol/messages.js";
 import { isObject } from "../../../protocol/messages.js";
 import { channel, publish, subscribe } from "../../../store/channels.js";
 import type { EventBus, TaskRecord } from "../../../store/types.js";
+import type { Outcome } from "../../../telemetry/attributes.js";
+import type { Telemetry } from "../../../telemetry/telemetry.js";
 import { LazyAbort } from "../../../utils/lazy-abort.js";
 import type { TransportContext } from "../../context.js";
 import type { TaskLedger } from "./task-ledger.js";
 import { isTerminal } from "./task-results.js";
+import { TaskRunSpan } from "./task-telemetry.js";
 
 /** What the worker needs from its handler. */
 export interface WorkerHooks {
@@ -15,6 +18,8 @@ export interface WorkerHooks {
   leaseMs: number;
   maxResultBytes: number;
   onError(error: unknown): void;
+  /** Spans for each run of a task's work; none when off. */
+  telemetry?: Telemetry;
 }
 
 /** The client-facing facts a task's work runs with. */
@@ -28,6 +33,12 @@ interface Running {
   abort: LazyAbort;
   waiters: Set<() => void>;
   lease: ReturnType<typeof setInterval>;
+}
+
+/** How a run ended: the change to its record, and what its span records. */
+interface Ending {
+  patch: Pick<TaskRecord, "status" | "result" | "error">;
+  outcome: Outcome;
 }
 
 /** The bus message that wakes the process running a task. */
@@ -85,44 +96,25 @@ export class TaskWorker {
     };
   }
 
-  /** Stores the work's outcome, unless the task ended first (cancelled, expired, taken over). */
-  settle(record: TaskRecord, outcome: Promise<JsonObject>): void {
-    const settle = async (patch: Pick<TaskRecord, "status" | "result" | "error">) => {
-      // Shutting down: the work was released, not finished.
-      if (this.#closing) return;
-      this.#forget(record.id);
-      await this.#ledger.mutate(record.id, (current) => {
-        if (isTerminal(current.status) || current.owner !== this.#hooks.processId) return undefined;
-        Object.assign(current, patch);
-        current.inputRequests = {};
-        delete current.leaseUntil;
-        if (patch.status === "failed") current.statusMessage = String(patch.error?.message);
-        return current;
-      });
-    };
-    const aborted = () => this.#running.get(record.id)?.abort.aborted !== false;
+  /**
+   * Runs a task's work (inside its run span, with telemetry) and stores its outcome, unless the
+   * task ended first (cancelled, expired, taken over).
+   */
+  settle(record: TaskRecord, tool: string, work: () => Promise<JsonObject>): void {
+    const telemetry = this.#hooks.telemetry;
+    const span = telemetry && new TaskRunSpan(telemetry, record, tool);
+    const outcome = span ? span.run(work) : work();
     outcome
-      .then((result) => {
-        if (JSON.stringify(result).length > this.#hooks.maxResultBytes)
-          return settle({
-            status: "failed",
-            error: { code: ErrorCode.InternalError, message: "The task's result is too large" },
-          });
-        // Inlined as the request's own result would be: a 2026-07-28 CallToolResult.
-        return settle({ status: "completed", result: { resultType: "complete", ...result } });
-      })
-      .catch((error: unknown) => {
-        if (isMcpError(error))
-          return settle({ status: "failed", error: error.toJSON() as JsonObject });
-        // Aborted: cancelled or taken over, and the record already says so.
-        if (aborted())
-          return settle({
-            status: "failed",
-            error: { code: ErrorCode.InternalError, message: "Aborted" },
-          });
-        this.#hooks.onError(error);
-        const internal = new McpError(ErrorCode.InternalError, "Internal error");
-        return settle({ status: "failed", error: internal.toJSON() as JsonObject });
+      .then((result) => this.#completion(result))
+      .catch((error: unknown) => this.#failure(record.id, error))
+      .then(async (ending) => {
+        try {
+          await this.#store(record.id, ending.patch);
+        } catch (error) {
+          span?.end({ ...ending.outcome, exception: error });
+          throw error;
+        }
+        span?.end(ending.outcome);
       })
       .catch(this.#hooks.onError);
   }
@@ -191,6 +183,50 @@ export class TaskWorker {
       }
       await this.#waitForInput(id, signal);
     }
+  }
+
+  /** A result's ending: completed, unless too large to store. */
+  #completion(result: JsonObject): Ending {
+    if (JSON.stringify(result).length > this.#hooks.maxResultBytes) {
+      const error = { code: ErrorCode.InternalError, message: "The task's result is too large" };
+      return { patch: { status: "failed", error }, outcome: { error } };
+    }
+    // Inlined as the request's own result would be: a 2026-07-28 CallToolResult.
+    const patch = { status: "completed" as const, result: { resultType: "complete", ...result } };
+    return { patch, outcome: { result } };
+  }
+
+  /** A failure's ending: a JSON-RPC error as it is, anything else an internal error. */
+  #failure(id: string, error: unknown): Ending {
+    if (isMcpError(error))
+      return {
+        patch: { status: "failed", error: error.toJSON() as JsonObject },
+        outcome: { error },
+      };
+    // Aborted: cancelled or taken over, and the record already says so.
+    if (this.#running.get(id)?.abort.aborted !== false) {
+      const aborted = { code: ErrorCode.InternalError, message: "Aborted" };
+      return { patch: { status: "failed", error: aborted }, outcome: { exception: error } };
+    }
+    this.#hooks.onError(error);
+    const internal = new McpError(ErrorCode.InternalError, "Internal error");
+    const patch = { status: "failed" as const, error: internal.toJSON() as JsonObject };
+    return { patch, outcome: { exception: error } };
+  }
+
+  /** Writes a run's ending to the record, unless the task ended or was taken over first. */
+  async #store(id: string, patch: Ending["patch"]): Promise<void> {
+    // Shutting down: the work was released, not finished.
+    if (this.#closing) return;
+    this.#forget(id);
+    await this.#ledger.mutate(id, (current) => {
+      if (isTerminal(current.status) || current.owner !== this.#hooks.processId) return undefined;
+      Object.assign(current, patch);
+      current.inputRequests = {};
+      delete current.leaseUntil;
+      if (patch.status === "failed") current.statusMessage = String(patch.error?.message);
+      return current;
+    });
   }
 
   #waitForInput(id: string, signal: AbortSignal): Promise<void> {
