@@ -56,18 +56,26 @@ export interface Operation {
  * URI (high cardinality; conventions: span name), which is an attribute of the span only.
  */
 export function describeOperation(method: string, params: JsonObject | undefined): Operation {
-  const attributes: Attributes = { [McpAttributes.methodName]: method };
+  // Object literals with their keys written out: built on every request, they stay fast objects
+  // (computed keys and spreads made this the dearest part of a traced request).
   const name = params?.name;
   if (method === "tools/call" && typeof name === "string") {
-    attributes[McpAttributes.toolName] = name;
-    attributes[McpAttributes.operationName] = "execute_tool";
-    return { spanName: `${method} ${name}`, attributes };
+    return {
+      spanName: `${method} ${name}`,
+      attributes: {
+        "mcp.method.name": method,
+        "gen_ai.tool.name": name,
+        "gen_ai.operation.name": "execute_tool",
+      },
+    };
   }
   if (method === "prompts/get" && typeof name === "string") {
-    attributes[McpAttributes.promptName] = name;
-    return { spanName: `${method} ${name}`, attributes };
+    return {
+      spanName: `${method} ${name}`,
+      attributes: { "mcp.method.name": method, "gen_ai.prompt.name": name },
+    };
   }
-  return { spanName: method, attributes };
+  return { spanName: method, attributes: { "mcp.method.name": method } };
 }
 
 /** The resource URI a message names, for the span (the metrics leave it out: opt-in there). */

@@ -70,10 +70,18 @@ export class ServerOperation {
   ) {
     this.#telemetry = telemetry;
     this.transport = arrival.transport;
-    const { spanName, attributes } = describeOperation(message.method, message.params);
-    this.#metric = { ...attributes, [McpAttributes.networkTransport]: arrival.transport };
-    if (arrival.transport === "tcp") this.#metric[McpAttributes.networkProtocolName] = "http";
-    const spanAttributes: Attributes = { ...this.#metric };
+    const { spanName, attributes: spanAttributes } = describeOperation(
+      message.method,
+      message.params,
+    );
+    // Two objects, each built afresh (no spread: see describeOperation).
+    this.#metric = describeOperation(message.method, message.params).attributes;
+    this.#metric["network.transport"] = arrival.transport;
+    spanAttributes["network.transport"] = arrival.transport;
+    if (arrival.transport === "tcp") {
+      this.#metric["network.protocol.name"] = "http";
+      spanAttributes["network.protocol.name"] = "http";
+    }
     if (message.id !== undefined && message.id !== null)
       spanAttributes[McpAttributes.requestId] = String(message.id);
     const uri = resourceUriOf(message.method, message.params);
