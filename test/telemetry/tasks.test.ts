@@ -213,4 +213,21 @@ describe("task spans across processes on Redis", () => {
       .flatMap((span) => span.events.map(({ name }) => name));
     expect(restarted).toContain("task restarted");
   });
+
+  it("should record on the tasks/get span that it failed work its process abandoned", async () => {
+    const prefix = `t${randomUUID()}:`;
+    const [firstOtel, secondOtel] = [new TestOtel(), new TestOtel()];
+    const first = processOnRedis(prefix, firstOtel);
+    const second = processOnRedis(prefix, secondOtel);
+    track(second);
+    const { result } = await tool(viaFetch(first.fetch), "job");
+    await first.close();
+    const polled = await task(viaFetch(second.fetch), "tasks/get", result.taskId as string);
+    expect(polled.result.status).toBe("failed");
+    const get = await ended(secondOtel, "tasks/get", SpanKind.SERVER);
+    expect(get.events.map(({ name, attributes }) => ({ name, attributes }))).toEqual([
+      { name: "task abandoned", attributes: { "mcp_mount.task.id": result.taskId } },
+    ]);
+    expect(secondOtel.spans().filter((span) => span.kind === SpanKind.INTERNAL)).toEqual([]);
+  });
 });
