@@ -112,9 +112,10 @@ export abstract class Session {
       operation?.endWithError(error);
       if (options.signal?.aborted && this.cancelsByNotification) {
         const reason = String((options.signal.reason as Error)?.message ?? "aborted");
-        void this.notify("notifications/cancelled", { requestId: message.id, reason }).catch(
-          () => {},
-        );
+        const cancelled = { requestId: message.id, reason };
+        // Under the request it cancels (in its trace even when the request's span is a root).
+        const under = operation?.context;
+        void this.notify("notifications/cancelled", cancelled, under).catch(() => {});
       }
       throw error;
     }
@@ -126,12 +127,12 @@ export abstract class Session {
   }
 
   /** Sends a notification, under a CLIENT span of its own that ends once it is sent. */
-  async notify(method: string, params?: JsonObject): Promise<void> {
+  async notify(method: string, params?: JsonObject, parent?: Context): Promise<void> {
     const headers = this.prepare(method, params ?? {}, {}).headers;
     const message: JsonRpcNotification = params
       ? { jsonrpc: "2.0", method, params }
       : { jsonrpc: "2.0", method };
-    const operation = this.#startOperation(message, undefined);
+    const operation = this.#startOperation(message, parent && { parent });
     if (operation) {
       const injected = operation.inject(params);
       if (params || Object.keys(injected).length > 0) message.params = injected;
