@@ -38,10 +38,12 @@ export function createEndpointServices<App>(
   options: McpHandlerOptions<App>,
 ): EndpointServices {
   const reportError = errorReporter(options);
+  const telemetry = createTelemetry(options.telemetry);
   const extensions = createExtensions(
     {
       server,
       store,
+      telemetry,
       publish: (event) => {
         publish(store.bus, ServerChannels.changes, event).catch((error: unknown) =>
           reportError(error),
@@ -59,7 +61,7 @@ export function createEndpointServices<App>(
       stateTtlMs: options.stateTtlMs ?? 300_000,
       singleUseState: options.singleUseState ?? false,
       extensions,
-      telemetry: createTelemetry(options.telemetry),
+      telemetry,
     },
     inflight: new InFlight(),
     hub: new ListenHub(server, {

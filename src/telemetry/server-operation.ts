@@ -23,7 +23,7 @@ import {
 import { metaGetter, metaOf, type Telemetry } from "./telemetry.js";
 
 /** The span context a W3C `traceparent` names, when it is well formed. */
-function spanContextOf(traceparent: string): SpanContext | undefined {
+export function spanContextOf(traceparent: string): SpanContext | undefined {
   const match = /^00-([0-9a-f]{32})-([0-9a-f]{16})-([0-9a-f]{2})$/.exec(traceparent);
   if (!match) return undefined;
   const spanContext = {
