@@ -54,17 +54,23 @@ export class ClientOperation {
     parent: Context = context.active(),
   ) {
     this.#telemetry = telemetry;
-    const { spanName, attributes } = describeOperation(message.method, message.params);
-    this.#metric = { ...attributes, [McpAttributes.networkTransport]: destination.transport };
-    if (destination.transport === "tcp") this.#metric[McpAttributes.networkProtocolName] = "http";
-    if (destination.protocolVersion)
-      this.#metric[McpAttributes.protocolVersion] = destination.protocolVersion;
-    if (destination.serverAddress !== undefined) {
-      this.#metric[McpAttributes.serverAddress] = destination.serverAddress;
-      if (destination.serverPort !== undefined)
-        this.#metric[McpAttributes.serverPort] = destination.serverPort;
+    const { spanName, attributes: spanAttributes } = describeOperation(
+      message.method,
+      message.params,
+    );
+    // Two objects, each built afresh (no spread: see describeOperation).
+    this.#metric = describeOperation(message.method, message.params).attributes;
+    for (const attributes of [this.#metric, spanAttributes]) {
+      attributes["network.transport"] = destination.transport;
+      if (destination.transport === "tcp") attributes["network.protocol.name"] = "http";
+      if (destination.protocolVersion)
+        attributes["mcp.protocol.version"] = destination.protocolVersion;
+      if (destination.serverAddress !== undefined) {
+        attributes["server.address"] = destination.serverAddress;
+        if (destination.serverPort !== undefined)
+          attributes["server.port"] = destination.serverPort;
+      }
     }
-    const spanAttributes: Attributes = { ...this.#metric };
     if (message.id !== undefined) spanAttributes[McpAttributes.requestId] = String(message.id);
     if (destination.sessionId) spanAttributes[McpAttributes.sessionId] = destination.sessionId;
     const uri = resourceUriOf(message.method, message.params);
