@@ -3,6 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import {
+  context,
   defaultTextMapSetter,
   ROOT_CONTEXT,
   type Span,
@@ -11,8 +12,8 @@ import {
   trace,
 } from "@opentelemetry/api";
 import { W3CTraceContextPropagator } from "@opentelemetry/core";
-import { BasicTracerProvider } from "@opentelemetry/sdk-trace-base";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { McpClient } from "../../src/client/index.js";
 import {
   type Cluster,
   type ClusterServer,
@@ -23,6 +24,7 @@ import {
 } from "../helpers/cluster.js";
 import { LEGACY_VERSION, legacyHeaders, readLegacy } from "../helpers/legacy.js";
 import { call, type Send, VERSION, viaUrl } from "../helpers/modern.js";
+import { TestOtel } from "../helpers/otel.js";
 import { readSpanLines, type SpanLine } from "../helpers/span-lines.js";
 import { assertLegacyMessage } from "../helpers/spec.js";
 import type { SseReader } from "../helpers/stream.js";
@@ -42,8 +44,10 @@ function tracedServer(spansDir: string): ClusterServer {
   };
 }
 
-// The test's own SDK, not registered globally: its spans are the client side of each trace.
-const tracer = new BasicTracerProvider().getTracer("cluster-telemetry-test");
+// The test process's own SDK (async context and W3C propagation registered globally, its
+// providers not): its spans are the client side of each trace.
+const otel = new TestOtel();
+const tracer = otel.tracerProvider.getTracer("cluster-telemetry-test");
 const propagator = new W3CTraceContextPropagator();
 
 /** Starts the CLIENT span of one message under `parent`, as an instrumented client does. */
@@ -306,5 +310,107 @@ describe("one trace across processes (OpenTelemetry SDK in each, Redis store, ro
     });
     expect(new Set(spans.map((span) => span.pid)).size).toBeGreaterThanOrEqual(2);
     expect(strays(before, traceId)).toEqual([]);
+  });
+
+  /** Connects an McpClient through the proxy, on the test's providers, accepting elicitations. */
+  function connectClient(era: "modern" | "legacy") {
+    return McpClient.connect(cluster.url, {
+      era,
+      eraCache: new Map(),
+      telemetry: otel.providers,
+      onInput: { elicitation: async () => ACCEPTED },
+    });
+  }
+
+  /** Runs `fn` with a new root span active, as an instrumented app does; ends it after. */
+  async function underRoot<T>(name: string, fn: () => Promise<T>) {
+    const root = tracer.startSpan(name);
+    try {
+      const result = await context.with(trace.setSpan(ROOT_CONTEXT, root), fn);
+      return { root, traceId: root.spanContext().traceId, result };
+    } finally {
+      root.end();
+    }
+  }
+
+  /** The test's own spans of `traceId` named `name` of `kind`. */
+  const ownSpans = (traceId: string, name: string, kind: SpanKind) =>
+    otel.named(name).filter((span) => span.kind === kind && span.spanContext().traceId === traceId);
+
+  it("should keep an McpClient's MRTR call in one trace when its retry is served by another process", async () => {
+    const client = await connectClient("modern");
+    try {
+      const before = writtenIds();
+      const { root, traceId, result } = await underRoot("app: modern call", () =>
+        client.callTool("confirm", { item: "traced" }),
+      );
+      expect(result.structuredContent).toMatchObject({ ...ACCEPTED, rounds: 2 });
+
+      const logical = ownSpans(traceId, "tools/call confirm", SpanKind.INTERNAL);
+      expect(logical.map((span) => span.parentSpanContext?.spanId)).toEqual([
+        root.spanContext().spanId,
+      ]);
+      const rounds = ownSpans(traceId, "tools/call confirm", SpanKind.CLIENT);
+      expect(rounds.map((span) => span.parentSpanContext?.spanId)).toEqual([
+        logical[0]!.spanContext().spanId,
+        logical[0]!.spanContext().spanId,
+      ]);
+      const served = await spansOf(traceId, ["tools/call confirm", "tools/call confirm"]);
+      const roundOf = (span: SpanLine) => span.attributes["mcp_mount.round"];
+      // Each round's SERVER span is the child of that round's CLIENT span, wherever it ran.
+      for (const round of rounds) {
+        const requestId = round.attributes["jsonrpc.request.id"];
+        const server = served.find((span) => span.attributes["jsonrpc.request.id"] === requestId);
+        expect(server).toMatchObject({
+          kind: SpanKind.SERVER,
+          parentSpanId: round.spanContext().spanId,
+          attributes: { "mcp_mount.round": round.attributes["mcp_mount.round"] },
+        });
+      }
+      const first = served.find((span) => roundOf(span) === 1)!;
+      const retry = served.find((span) => roundOf(span) === 2)!;
+      expect(retry.pid).not.toBe(first.pid);
+      expect(retry.links).toEqual([{ traceId, spanId: first.spanId }]);
+      expect(strays(before, traceId)).toEqual([]);
+    } finally {
+      await client.close();
+    }
+  });
+
+  it("should keep an McpClient's legacy call in one trace when its elicitation reply reaches another process", async () => {
+    const client = await connectClient("legacy");
+    try {
+      const before = writtenIds();
+      const logged = cluster.proxyLog.length;
+      const { traceId, result } = await underRoot("app: legacy call", () =>
+        client.callTool("confirm", { item: "traced" }),
+      );
+      expect(result.structuredContent).toMatchObject({ ...ACCEPTED, rounds: 1 });
+      // The call's POST, then the client's reply to elicitation/create, each on its own process.
+      const posts = cluster.proxyLog.slice(logged).filter((entry) => entry.method === "POST");
+      expect(posts).toHaveLength(2);
+      const [callPost, replyPost] = posts.map((entry) => cluster.backends[entry.backend!]!.pid);
+      expect(replyPost).not.toBe(callPost);
+
+      const rounds = ownSpans(traceId, "tools/call confirm", SpanKind.CLIENT);
+      expect(rounds).toHaveLength(1);
+      const spans = await spansOf(traceId, ["tools/call confirm", "elicitation/create"]);
+      const tool = the(spans, "tools/call confirm");
+      expect(tool).toMatchObject({
+        pid: callPost,
+        kind: SpanKind.SERVER,
+        parentSpanId: rounds[0]!.spanContext().spanId,
+        attributes: { "mcp_mount.era": "legacy" },
+      });
+      expect(the(spans, "elicitation/create")).toMatchObject({
+        pid: callPost,
+        kind: SpanKind.CLIENT,
+        parentSpanId: tool.spanId,
+        status: { code: SpanStatusCode.UNSET },
+      });
+      expect(strays(before, traceId)).toEqual([]);
+    } finally {
+      await client.close();
+    }
   });
 });
