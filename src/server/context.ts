@@ -42,6 +42,7 @@ export interface TransportContext {
     params: JsonObject,
     signal: AbortSignal,
     key: string,
+    onSent?: (id: RequestId) => void,
   ) => Promise<JsonObject>;
   /**
    * Why this request cannot ask the client for anything, whatever it declared (a legacy request

@@ -261,8 +261,9 @@ function tracedTransport(
     ...env,
     request: async (method, params, signal, key) => {
       const operation = new ClientOperation(telemetry, { method, params }, destination);
+      const sent = (id: RequestId) => operation.set("jsonrpc.request.id", String(id));
       try {
-        const result = await ask(method, operation.inject(params), signal, key);
+        const result = await ask(method, operation.inject(params), signal, key, sent);
         operation.end({ result });
         return result;
       } catch (error) {

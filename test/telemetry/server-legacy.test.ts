@@ -177,6 +177,8 @@ describe("legacy SERVER spans", () => {
       "mcp.method.name": "elicitation/create",
       "mcp.protocol.version": LEGACY_VERSION,
       "network.transport": "tcp",
+      "jsonrpc.request.id": String(request?.id),
+      "mcp.session.id": session,
     });
     expect(ask.parentSpanContext?.spanId).toBe(call.spanContext().spanId);
     expect(ask.spanContext().traceId).toBe(call.spanContext().traceId);

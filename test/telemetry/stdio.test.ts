@@ -99,6 +99,8 @@ describe("telemetry over stdio", () => {
     expect(elicit.parentSpanContext?.spanId).toBe(call.spanContext().spanId);
     expect(meta?.traceparent).toContain(elicit.spanContext().spanId);
     expect(elicit.attributes["network.transport"]).toBe("pipe");
+    // The id we gave the server request, as the conventions require on a request's span.
+    expect(elicit.attributes["jsonrpc.request.id"]).toBe(String(asked.id));
     await running.close();
   });
 

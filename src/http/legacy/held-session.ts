@@ -176,9 +176,11 @@ export class HeldSession {
     method: string,
     params: JsonObject,
     signal: AbortSignal,
+    onSent?: (id: RequestId) => void,
   ): Promise<JsonObject> {
     await this.listen();
     const id = `s${++this.#nextRequest}-${randomId()}`;
+    onSent?.(id);
     const timeoutMs = this.#options.requestTimeoutMs;
     return this.#pending.request(id, () => stream.send({ jsonrpc: "2.0", id, method, params }), {
       timeoutMs,

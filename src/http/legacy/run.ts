@@ -1,4 +1,4 @@
-import type { JsonObject, JsonRpcRequest } from "../../protocol/messages.js";
+import type { JsonObject, JsonRpcRequest, RequestId } from "../../protocol/messages.js";
 import { answerDepthError, paramsDepthError } from "../../protocol/params.js";
 import type { LogLevel } from "../../protocol/versions.js";
 import type { TransportContext } from "../../server/context.js";
@@ -38,6 +38,7 @@ export interface RequestHost {
     method: string,
     params: JsonObject,
     signal: AbortSignal,
+    onSent?: (id: RequestId) => void,
   ): Promise<JsonObject>;
   /** Why the request cannot ask the client for input (no session), for each capability. */
   refuseInput?(capability: string): Error;
@@ -137,8 +138,8 @@ function legacyTransport(
       if (!abort.aborted) stream().send(notification);
     },
     request: ask
-      ? async (method, params, signal) => {
-          const answer = await ask(stream(), method, params, signal);
+      ? async (method, params, signal, _key, onSent) => {
+          const answer = await ask(stream(), method, params, signal, onSent);
           const tooDeep = answerDepthError(method, answer);
           if (tooDeep) throw tooDeep;
           return answer;

@@ -162,7 +162,8 @@ export class SessionfulLegacy implements LegacyEra {
       openStream: (requestId) => held.openStream(requestId),
       finishStream: (stream) => held.finishStream(stream),
       track: (requestId, abort) => held.track(requestId, abort),
-      request: (stream, method, params, signal) => held.request(stream, method, params, signal),
+      request: (stream, method, params, signal, onSent) =>
+        held.request(stream, method, params, signal, onSent),
       done: () => this.#sessions.release(held),
     };
   }

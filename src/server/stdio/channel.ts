@@ -25,5 +25,10 @@ export interface StdioChannel {
   /** Runs a request through the dispatcher and answers it, unless the client cancelled it. */
   run(request: JsonRpcRequest, env: EraEnv): void;
   /** Sends a server-to-client request and waits for the client's answer (legacy era). */
-  request(method: string, params: JsonObject, signal: AbortSignal): Promise<JsonObject>;
+  request(
+    method: string,
+    params: JsonObject,
+    signal: AbortSignal,
+    onSent?: (id: RequestId) => void,
+  ): Promise<JsonObject>;
 }

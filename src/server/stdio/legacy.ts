@@ -52,7 +52,8 @@ export class LegacyStdio {
       clientCapabilities: session.capabilities,
       clientInfo: session.clientInfo,
       logLevel: session.logLevel ?? "debug",
-      request: channel.request,
+      request: (method, params, signal, _key, onSent) =>
+        channel.request(method, params, signal, onSent),
       onError: channel.onError,
     });
   }

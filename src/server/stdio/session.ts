@@ -87,7 +87,7 @@ export class StdioSession {
       write: (message) => this.#write(message),
       fail: (id, error) => this.#fail(id, error),
       run: (request, env) => void this.#run(request, env),
-      request: (method, params, signal) => this.#request(method, params, signal),
+      request: (method, params, signal, onSent) => this.#request(method, params, signal, onSent),
     };
     this.#modern = new ModernStdio(this.#channel);
     this.#legacy = new LegacyStdio(this.#channel);
@@ -242,8 +242,14 @@ export class StdioSession {
     }
   }
 
-  async #request(method: string, params: JsonObject, signal: AbortSignal): Promise<JsonObject> {
+  async #request(
+    method: string,
+    params: JsonObject,
+    signal: AbortSignal,
+    onSent?: (id: RequestId) => void,
+  ): Promise<JsonObject> {
     const id = `s${++this.#nextServerRequest}`;
+    onSent?.(id);
     const answer = this.#pending.request(
       id,
       () => this.#write({ jsonrpc: "2.0", id, method, params }),
