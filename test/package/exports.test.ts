@@ -64,11 +64,12 @@ describe("the published package", () => {
       expect(forbidden, subpath).toEqual([]);
       expect([...bare].sort(), subpath).toEqual(
         {
-          ".": ["@cfworker/json-schema", "ajv", "ajv/dist/2020.js"],
+          ".": ["@cfworker/json-schema", "@opentelemetry/api", "ajv", "ajv/dist/2020.js"],
           "./next": [],
           "./auth": ["jose"],
           "./client": [
             "@cfworker/json-schema",
+            "@opentelemetry/api",
             "ajv",
             "ajv/dist/2020.js",
             "eventsource-parser/stream",
@@ -89,6 +90,13 @@ describe("the published package", () => {
     expect([...bare].sort()).toEqual(["node:crypto"]);
     expect(pkg.peerDependencies.ioredis).toBeDefined();
     expect(pkg.peerDependenciesMeta.ioredis.optional).toBe(true);
+  });
+
+  it("should take @opentelemetry/api as a peer dependency, as instrumented libraries do", () => {
+    // One copy of the API in an app, so the SDK it registers is the one spans go to.
+    expect(pkg.peerDependencies["@opentelemetry/api"]).toBe("^1.9.0");
+    expect(pkg.dependencies["@opentelemetry/api"]).toBeUndefined();
+    expect(pkg.peerDependenciesMeta["@opentelemetry/api"]).toBeUndefined();
   });
 
   it("should pin the exported names", async () => {
