@@ -1,0 +1,113 @@
+import { mkdirSync, writeFileSync } from "node:fs";
+import { cpus, loadavg } from "node:os";
+import { fileURLToPath } from "node:url";
+import { type RunningServer, startServer, verifyServer } from "./child.js";
+import { positive, positiveIntegers } from "./config.js";
+import { measure } from "./load.js";
+import { fixed, type PairableSample, pairedRatios, ratio } from "./report.js";
+import { median } from "./stats.js";
+import { modernWorkload } from "./workload.js";
+
+// What telemetry costs modern tools/call: the same server with telemetry off, on with no SDK
+// registered (the API's no-ops; the issue's goal: no measurable cost) and on with an SDK that
+// samples every span and exports to nowhere (goal: at most 10%); and, to tell our spans from the
+// SDK's own cost, that SDK registered with telemetry off. Each runs in its own process, the four
+// interleaved rep by rep in rotating order; ratios are paired within a rep.
+
+const MODES = [
+  { id: "off", label: "telemetry: false" },
+  { id: "api", label: "on, no SDK" },
+  { id: "sdk-off", label: "SDK registered, telemetry: false" },
+  { id: "sdk", label: "on, SDK sampling all" },
+] as const;
+type Mode = (typeof MODES)[number]["id"];
+
+const reps = Math.round(positive("BENCH_REPS", 5));
+const seconds = positive("BENCH_SECONDS", 2);
+const warmupSeconds = positive("BENCH_WARMUP_SECONDS", 1);
+const concurrencies = positiveIntegers("BENCH_CONCURRENCY", [1, 16, 64]);
+const entry = fileURLToPath(new URL("./servers/mcp-mount-telemetry.ts", import.meta.url));
+// BENCH_CPU_PROF=sdk,off (modes) writes their profiles here; bench/profile-summary.ts reads them.
+const profileDir = fileURLToPath(new URL("./results/profiles/", import.meta.url));
+const log = (line: string) => process.stderr.write(`${line}\n`);
+const rotate = <T>(items: readonly T[], by: number) =>
+  items.map((_, i) => items[(i + by) % items.length]!);
+
+/** Starts the server in `mode` (its child process inherits the environment as it is now). */
+async function start(mode: Mode, label: string): Promise<RunningServer> {
+  process.env.BENCH_TELEMETRY = mode;
+  const contender = { id: "mcp-mount" as const, label, entry, workload: modernWorkload };
+  const profiled = process.env.BENCH_CPU_PROF?.split(",").includes(mode);
+  const server = await startServer(contender, profiled ? { cpuProfDir: profileDir } : {});
+  await verifyServer(server);
+  log(`${label}: pid ${server.pid} on ${server.origin}, tools/call verified`);
+  return server;
+}
+
+const running = new Map<Mode, RunningServer>();
+const stopAll = () => Promise.all([...running.values()].map((server) => server.stop()));
+process.once("SIGINT", () => void stopAll().then(() => process.exit(130)));
+
+try {
+  for (const { id, label } of MODES) running.set(id, await start(id, label));
+  for (const server of running.values())
+    for (const concurrency of concurrencies)
+      await measure(server.origin, { concurrency, measureMs: warmupSeconds * 1000 });
+  const samples: PairableSample[] = [];
+  const loadBefore = loadavg();
+  for (let rep = 0; rep < reps; rep++) {
+    for (const [index, concurrency] of concurrencies.entries()) {
+      for (const { id, label } of rotate(MODES, rep + index)) {
+        const server = running.get(id)!;
+        const result = await measure(server.origin, {
+          concurrency,
+          measureMs: seconds * 1000,
+          cpuMicros: server.cpuMicros,
+        });
+        samples.push({ rep, concurrency, server: id, result });
+        log(
+          `rep ${rep + 1} c=${concurrency} ${label}: ${result.rps.toFixed(0)} req/s, server CPU ${result.cpuPerRequest.toFixed(0)} µs/req`,
+        );
+      }
+    }
+  }
+  const lines = [
+    `${cpus().length} × ${cpus()[0]?.model ?? "unknown"}, Node ${process.version}, load ${loadBefore.map((n) => n.toFixed(2)).join(" ")} before, ${loadavg()
+      .map((n) => n.toFixed(2))
+      .join(" ")} after; medians over ${reps} reps of ${seconds} s, ratios paired within a rep`,
+    "",
+    "| concurrency | telemetry | req/s | server CPU µs/req | req/s ÷ off (min–max) | CPU/req ÷ off (min–max) |",
+    "| ---: | --- | ---: | ---: | ---: | ---: |",
+  ];
+  for (const concurrency of concurrencies) {
+    for (const { id, label } of MODES) {
+      const runs = samples.filter((s) => s.concurrency === concurrency && s.server === id);
+      const rps = median(runs.map((s) => s.result.rps));
+      const cpu = median(runs.map((s) => s.result.cpuPerRequest));
+      const vsOff = id === "off" ? "1" : ratio(pairedRatios(samples, concurrency, id, "off"));
+      const cpuVsOff =
+        id === "off" ? "1" : ratio(pairedRatios(samples, concurrency, id, "off", "cpuPerRequest"));
+      lines.push(
+        `| ${concurrency} | ${label} | ${fixed(rps, 0)} | ${fixed(cpu, 0)} | ${vsOff} | ${cpuVsOff} |`,
+      );
+    }
+  }
+  lines.push(
+    "",
+    "| concurrency | with an SDK, telemetry on ÷ off: req/s | CPU/req |",
+    "| ---: | ---: | ---: |",
+  );
+  for (const concurrency of concurrencies) {
+    const rps = ratio(pairedRatios(samples, concurrency, "sdk", "sdk-off"));
+    const cpu = ratio(pairedRatios(samples, concurrency, "sdk", "sdk-off", "cpuPerRequest"));
+    lines.push(`| ${concurrency} | ${rps} | ${cpu} |`);
+  }
+  console.log(`\n${lines.join("\n")}`);
+  const resultsDir = fileURLToPath(new URL("./results/", import.meta.url));
+  mkdirSync(resultsDir, { recursive: true });
+  const file = `${resultsDir}bench-telemetry-${new Date().toISOString().replace(/[:.]/g, "-")}.json`;
+  writeFileSync(file, `${JSON.stringify({ reps, seconds, concurrencies, samples }, null, 2)}\n`);
+  console.log(`\nraw samples: ${file}`);
+} finally {
+  await stopAll();
+}
