@@ -148,3 +148,29 @@ describe("the SERVER span's context", () => {
     expect((await only("inner work")).parentSpanContext?.spanId).toBe(span.spanContext().spanId);
   });
 });
+
+describe("the SERVER span's client.address", () => {
+  const server = tracedServer();
+  beforeEach(() => otel.reset());
+
+  it("should be the address the host gives the fetch handler", async () => {
+    const mcp = createMcpHandler(server, { secret: "s", telemetry: otel.providers });
+    const send: Send = async (request) => {
+      const response = await mcp.fetch(new Request("http://127.0.0.1/mcp", request), {
+        remoteAddress: "198.51.100.7",
+      });
+      return { status: response.status, headers: response.headers, text: await response.text() };
+    };
+    await call(send, "tools/list");
+    await mcp.close();
+    expect((await only("tools/list")).attributes["client.address"]).toBe("198.51.100.7");
+  });
+
+  it("should be the client's behind a trusted proxy (trustProxy), not the proxy's", async () => {
+    const mcp = createMcpHandler(server, { secret: "s", telemetry: otel.providers, trustProxy: 1 });
+    const send = viaFetch(mcp.fetch);
+    await call(send, "tools/list", {}, { headers: { "x-forwarded-for": "203.0.113.9" } });
+    await mcp.close();
+    expect((await only("tools/list")).attributes["client.address"]).toBe("203.0.113.9");
+  });
+});

@@ -178,6 +178,29 @@ describe.each(["fetch", "node"] as const)("modern SERVER spans through %s", (tra
     expect(span.status).toEqual({ code: SpanStatusCode.ERROR, message: "Internal error" });
   });
 
+  it.each([
+    ["a header that disagrees with the body", -32020, { headers: { "mcp-name": "other" } }, {}],
+    ["a capability the tool needs and the client lacks", -32021, {}, {}],
+    [
+      "an unsupported protocol version",
+      -32022,
+      { headers: { "mcp-protocol-version": "2099-01-01" } },
+      { "io.modelcontextprotocol/protocolVersion": "2099-01-01" },
+    ],
+  ])("should record a request refused for %s with its code", async (_, code, options, meta) => {
+    const params = { name: code === -32021 ? "confirm" : "echo", arguments: { text: "x" } };
+    const { status, error } = await call(send, "tools/call", params, { ...options, meta });
+    expect(status).toBe(400);
+    expect(error?.code).toBe(code);
+    const span = await only(`tools/call ${params.name}`);
+    expect(span.attributes).toMatchObject({
+      "error.type": String(code),
+      "rpc.response.status_code": String(code),
+      "mcp_mount.era": "modern",
+    });
+    expect(span.status).toEqual({ code: SpanStatusCode.ERROR, message: error!.message });
+  });
+
   it("should record an unknown method, answered 404, as -32601", async () => {
     const { status, error } = await call(send, "nothing/here", {}, { id: 9 });
     expect(error?.code).toBe(-32601);
