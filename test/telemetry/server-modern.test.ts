@@ -135,9 +135,9 @@ describe.each(["fetch", "node"] as const)("modern SERVER spans through %s", (tra
     expect((await reader.next())?.method).toBe("notifications/subscriptions/acknowledged");
     const span = await only("subscriptions/listen");
     expect(span.attributes).toMatchObject({
+      ...OVER_HTTP,
       "mcp.method.name": "subscriptions/listen",
       "jsonrpc.request.id": "listen-1",
-      "network.transport": "tcp",
     });
     expect(span.status.code).toBe(SpanStatusCode.UNSET);
     abort.abort();
