@@ -48,7 +48,7 @@ export class RequestRunner {
    */
   async request(method: string, params: JsonObject, options: RunOptions): Promise<JsonObject> {
     const telemetry = this.#session.config.telemetry;
-    if (!telemetry) return this.#follow(method, params, options, undefined);
+    if (!telemetry?.live) return this.#follow(method, params, options, undefined);
     const parent = context.active();
     if (this.#session.era !== "modern" || !INPUT_METHODS.has(method))
       return this.#follow(method, params, options, { parent });

@@ -152,7 +152,7 @@ export abstract class Session {
     trace: RequestTrace | undefined,
   ): ClientOperation | undefined {
     const { telemetry } = this.config;
-    if (!telemetry) return undefined;
+    if (!telemetry?.live) return undefined;
     const operation = new ClientOperation(
       telemetry,
       message,

@@ -86,7 +86,7 @@ async function traced(
   verified: Verified | undefined,
 ): Promise<McpHttpResponse> {
   const telemetry = options.core.dispatchServices.telemetry;
-  if (!telemetry || typeof message.method !== "string" || isResponse(message))
+  if (!telemetry?.live || typeof message.method !== "string" || isResponse(message))
     return routeMessage(options, req, message, caller, verified);
   const operation = new ServerOperation(
     telemetry,

@@ -2,10 +2,12 @@ import {
   type Attributes,
   type Context,
   context,
+  createNoopMeter,
   type Histogram,
   type Meter,
   type MeterProvider,
   metrics,
+  ProxyTracerProvider,
   type TextMapGetter,
   type TextMapSetter,
   type Tracer,
@@ -27,6 +29,13 @@ export interface TelemetryOptions {
 const SCOPE = "mcp-mount";
 /** The scope's version (the package's). */
 const SCOPE_VERSION = "0.1.0";
+
+/** What the API's global tracer provider delegates to while no SDK is registered. */
+const NOOP_TRACER_PROVIDER = new ProxyTracerProvider().getDelegate();
+/** The class of the meters a meter provider gives while no SDK is registered. */
+const NoopMeter = createNoopMeter().constructor;
+/** How often the providers are looked at again, so an SDK registered later is found. */
+const RECHECK_MS = 1_000;
 
 /** Reads the W3C keys (`traceparent`, `tracestate`, `baggage`) from a message's `params._meta`. */
 export const metaGetter: TextMapGetter<JsonObject | undefined> = {
@@ -56,16 +65,48 @@ export function metaOf(params: JsonObject | undefined): JsonObject | undefined {
  */
 export class Telemetry {
   readonly tracer: Tracer;
+  readonly #tracerProvider: TracerProvider | undefined;
   readonly #meterProvider: MeterProvider | undefined;
   #meter: Meter | undefined;
   readonly #histograms = new Map<string, Histogram>();
+  #live = false;
+  #checkedAt = Number.NEGATIVE_INFINITY;
 
   constructor(options: TelemetryOptions = {}) {
+    this.#tracerProvider = options.tracerProvider;
     this.tracer = (options.tracerProvider ?? trace.getTracerProvider()).getTracer(
       SCOPE,
       SCOPE_VERSION,
     );
     this.#meterProvider = options.meterProvider;
+  }
+
+  /**
+   * True when an SDK takes spans or metrics (registered globally, or given). Without one nothing
+   * is recorded: spans and metrics are skipped outright rather than made as the API's no-ops,
+   * which cost a traced request a few microseconds for nothing. Looked at again every second.
+   */
+  get live(): boolean {
+    const now = Date.now();
+    if (now - this.#checkedAt >= RECHECK_MS) {
+      this.#checkedAt = now;
+      const live = this.#sdkPresent();
+      if (live !== this.#live) {
+        // The meter taken before may be the no-op one: take it again.
+        this.#meter = undefined;
+        this.#histograms.clear();
+      }
+      this.#live = live;
+    }
+    return this.#live;
+  }
+
+  #sdkPresent(): boolean {
+    const tracers = this.#tracerProvider ?? trace.getTracerProvider();
+    const delegate = tracers instanceof ProxyTracerProvider ? tracers.getDelegate() : tracers;
+    if (delegate !== NOOP_TRACER_PROVIDER) return true;
+    const meters = this.#meterProvider ?? metrics.getMeterProvider();
+    return !(meters.getMeter(SCOPE, SCOPE_VERSION) instanceof NoopMeter);
   }
 
   /** A duration histogram of the conventions (seconds, their bucket boundaries). */

@@ -102,7 +102,7 @@ export class StdioSession {
   receive(message: unknown): undefined {
     const telemetry = this.#options.telemetry;
     if (
-      !telemetry ||
+      !telemetry?.live ||
       !isObject(message) ||
       isResponse(message) ||
       typeof message.method !== "string"

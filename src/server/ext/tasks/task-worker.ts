@@ -102,7 +102,7 @@ export class TaskWorker {
    */
   settle(record: TaskRecord, tool: string, work: () => Promise<JsonObject>): void {
     const telemetry = this.#hooks.telemetry;
-    const span = telemetry && new TaskRunSpan(telemetry, record, tool);
+    const span = telemetry?.live ? new TaskRunSpan(telemetry, record, tool) : undefined;
     const outcome = span ? span.run(work) : work();
     outcome
       .then((result) => this.#completion(result))
