@@ -2,7 +2,7 @@ import { ErrorCode, McpError } from "../protocol/errors.js";
 import type { JsonObject } from "../protocol/messages.js";
 import { isObject } from "../protocol/messages.js";
 import { errorResponse } from "./responses.js";
-import type { McpHttpRequest, McpHttpResponse } from "./types.js";
+import type { BodyResult, McpHttpResponse } from "./types.js";
 
 /** A POST body read as one JSON-RPC message object, or the response that refuses it. */
 export type ReadMessage = { message: JsonObject } | { response: McpHttpResponse };
@@ -12,11 +12,11 @@ function badRequest(code: number, message: string): { response: McpHttpResponse 
 }
 
 /**
- * Reads a POST body of at most `maxBytes` as one JSON object: 413 beyond the limit, 400 for a
- * body that cannot be read or parsed, for a batch (not supported) and for anything not an object.
+ * Reads a POST body (read with a limit of `maxBytes`) as one JSON object: 413 beyond the limit,
+ * 400 for a body that cannot be read or parsed, for a batch (not supported) and for anything not
+ * an object. Synchronous: the caller awaits the body itself, one await less on every request.
  */
-export async function readMessage(req: McpHttpRequest, maxBytes: number): Promise<ReadMessage> {
-  const body = await req.body(maxBytes);
+export function readMessage(body: BodyResult, maxBytes: number): ReadMessage {
   let message: unknown;
   if (body.kind === "too-large")
     return {

@@ -13,10 +13,11 @@ import { hasScopes, scopesFor } from "../server/access.js";
 import { isModernRequest } from "../server/modern-meta.js";
 import { McpAttributes } from "../telemetry/attributes.js";
 import { ServerOperation } from "../telemetry/server-operation.js";
+import type { Telemetry } from "../telemetry/telemetry.js";
 import { insufficientScope } from "./auth-gate.js";
 import { shuttingDown } from "./drain.js";
 import type { Caller, EndpointServices } from "./endpoint-services.js";
-import { identifyCaller, type Verified } from "./identify-caller.js";
+import { type Identified, identifyCaller, type Verified } from "./identify-caller.js";
 import type { LegacyEra } from "./legacy/era.js";
 import { handleModern } from "./modern.js";
 import { asForwarded, clientAddressOf } from "./proxy.js";
@@ -24,6 +25,9 @@ import { readMessage } from "./read-message.js";
 import { checkContentTypes, checkRequest } from "./request-checks.js";
 import { errorResponse, methodNotAllowed } from "./responses.js";
 import type { McpHttpRequest, McpHttpResponse } from "./types.js";
+
+/** The caller of a request with no app context on an endpoint without auth. */
+const ANONYMOUS: Identified = { caller: {} };
 
 /** What the router needs: the core, each era, and the endpoint's checks. */
 export interface RouterOptions {
@@ -59,7 +63,9 @@ export function createRouter(
       return shuttingDown();
     const refused = checkRequest(req, checks);
     if (refused) return refused;
-    const identified = await identifyCaller(req, auth, core.reportError);
+    // Only what needs it awaits: most requests carry no app context and meet no auth.
+    const identified =
+      req.context || auth ? await identifyCaller(req, auth, core.reportError) : ANONYMOUS;
     if ("response" in identified) return identified.response;
     const { caller, verified } = identified;
     if (legacy && req.method === "GET") return legacy.get(req, caller.auth);
@@ -67,7 +73,7 @@ export function createRouter(
     if (req.method !== "POST") return methodNotAllowed(allow);
     const unacceptable = checkContentTypes(req);
     if (unacceptable) return unacceptable;
-    const read = await readMessage(req, options.maxBodyBytes);
+    const read = readMessage(await req.body(options.maxBodyBytes), options.maxBodyBytes);
     if ("response" in read) return read.response;
     return traced(options, req, read.message, caller, verified);
   };
@@ -78,16 +84,29 @@ export function createRouter(
  * what is answered without it (initialize, session methods, notifications, refusals, listen
  * streams once open) ends with that answer.
  */
-async function traced(
+function traced(
   options: RouterOptions,
   req: McpHttpRequest,
   message: JsonObject,
   caller: Caller,
   verified: Verified | undefined,
-): Promise<McpHttpResponse> {
+): Promise<McpHttpResponse> | McpHttpResponse {
   const telemetry = options.core.dispatchServices.telemetry;
   if (!telemetry?.live || typeof message.method !== "string" || isResponse(message))
     return routeMessage(options, req, message, caller, verified);
+  const named = message as JsonObject & { method: string };
+  return routeTraced(options, req, named, caller, verified, telemetry);
+}
+
+/** {@link traced} with telemetry on: the message's span around its routing. */
+async function routeTraced(
+  options: RouterOptions,
+  req: McpHttpRequest,
+  message: JsonObject & { method: string },
+  caller: Caller,
+  verified: Verified | undefined,
+  telemetry: Telemetry,
+): Promise<McpHttpResponse> {
   const operation = new ServerOperation(
     telemetry,
     {
