@@ -118,6 +118,8 @@ export async function writeNodeResponse(
 ): Promise<void> {
   const { body } = response;
   if (body === null || typeof body === "string") {
+    // Sized, not chunked: one write of headers and body, as a plain JSON responder does.
+    if (body !== null) res.setHeader("content-length", Buffer.byteLength(body));
     res.writeHead(response.status, response.headers);
     res.end(body ?? undefined);
     return;

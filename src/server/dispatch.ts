@@ -8,7 +8,7 @@ import { hasScopes } from "./access.js";
 import { complete } from "./completion.js";
 import { createContext, InputRequiredSignal, type TransportContext } from "./context.js";
 import { type EraPolicy, eraPolicy } from "./era-policy.js";
-import { extensionFor, type ServerExtension } from "./extension.js";
+import { extensionFor, type ServerExtension, type ToolCall } from "./extension.js";
 import type { McpServer } from "./mcp-server.js";
 import {
   inputRequiredResult,
@@ -62,8 +62,10 @@ function visible<T extends { options: { scopes?: string[] } }>(
 
 const callTool: Handler = async (call) => {
   const { tool, args } = resolveTool(call.server, call.params);
+  // The call itself, completed, rather than a copy: this runs on every tools/call.
+  const toolCall = Object.assign(call, { tool, args }) satisfies ToolCall;
   for (const extension of call.services.extensions ?? []) {
-    const takenOver = extension.callTool?.({ ...call, tool, args });
+    const takenOver = extension.callTool?.(toolCall);
     if (takenOver) return takenOver;
   }
   return runTool(tool, args, call.ctx, call.env);
