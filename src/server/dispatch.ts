@@ -2,7 +2,6 @@ import { ErrorCode, invalidParams, isMcpError, McpError } from "../protocol/erro
 import type { JsonObject, RequestId } from "../protocol/messages.js";
 import { isObject } from "../protocol/messages.js";
 import { SUPPORTED_VERSIONS } from "../protocol/versions.js";
-import { ClientOperation } from "../telemetry/client-operation.js";
 import type { Telemetry } from "../telemetry/telemetry.js";
 import { hasScopes } from "./access.js";
 import { complete } from "./completion.js";
@@ -19,6 +18,7 @@ import {
 import { paginate } from "./pagination.js";
 import { toPromptResult, toReadResult } from "./results.js";
 import { resolveTool, runTool } from "./tools.js";
+import { tracedTransport } from "./traced-transport.js";
 import type { CacheHints, HandlerContext } from "./types.js";
 
 /** Per-handler machinery the dispatcher needs besides the server. */
@@ -245,35 +245,6 @@ export function dispatch(
         throw error;
       },
     );
-}
-
-/** The transport, its server requests (elicitation, sampling, roots) each a CLIENT span. */
-function tracedTransport(
-  telemetry: Telemetry | undefined,
-  env: TransportContext,
-): TransportContext {
-  const ask = env.request;
-  if (!telemetry || !ask) return env;
-  const destination = {
-    transport: env.operation?.transport ?? "tcp",
-    protocolVersion: env.protocolVersion,
-    sessionId: env.sessionId,
-  };
-  return {
-    ...env,
-    request: async (method, params, signal, key) => {
-      const operation = new ClientOperation(telemetry, { method, params }, destination);
-      const sent = (id: RequestId) => operation.set("jsonrpc.request.id", String(id));
-      try {
-        const result = await ask(method, operation.inject(params), signal, key, sent);
-        operation.end({ result });
-        return result;
-      } catch (error) {
-        operation.endWithError(error);
-        throw error;
-      }
-    },
-  };
 }
 
 async function answer(

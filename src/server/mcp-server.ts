@@ -11,9 +11,8 @@ import {
   type RegisteredTool,
   type Registration,
 } from "./registry.js";
-import { type CompiledSchema, compileSchema } from "./schema.js";
+import { compileSchema } from "./schema.js";
 import type {
-  CacheHints,
   Implementation,
   MethodHandler,
   PromptArgument,
