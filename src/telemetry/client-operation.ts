@@ -6,18 +6,17 @@ import {
   propagation,
   type Span,
   SpanKind,
-  SpanStatusCode,
   trace,
 } from "@opentelemetry/api";
 import type { JsonObject, RequestId } from "../protocol/messages.js";
 import {
   describeOperation,
-  failureOf,
   McpAttributes,
   type Outcome,
   OwnAttributes,
   resourceUriOf,
 } from "./attributes.js";
+import { recordFailure } from "./failure.js";
 import { metaOf, metaSetter, type Telemetry } from "./telemetry.js";
 
 /** Where a request goes: an HTTP endpoint, or a peer on the other end of a pipe. */
@@ -178,15 +177,4 @@ function thrownOutcome(error: unknown): Outcome {
   const code = (error as { code?: unknown } | undefined)?.code;
   if (typeof code !== "number") return { exception: error };
   return { error: { code, message: (error as Error).message ?? String(error) } };
-}
-
-/** Marks a span failed (error.type, status code, status ERROR) when the outcome is a failure. */
-function recordFailure(span: Span, outcome: Outcome): ReturnType<typeof failureOf> {
-  const failure = failureOf(outcome);
-  if (!failure.type) return failure;
-  span.setAttribute(McpAttributes.errorType, failure.type);
-  if (failure.code !== undefined) span.setAttribute(McpAttributes.statusCode, failure.code);
-  if (outcome.exception instanceof Error) span.recordException(outcome.exception);
-  span.setStatus({ code: SpanStatusCode.ERROR, message: failure.message });
-  return failure;
 }

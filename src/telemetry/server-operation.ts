@@ -8,18 +8,17 @@ import {
   type Span,
   type SpanContext,
   SpanKind,
-  SpanStatusCode,
   trace,
 } from "@opentelemetry/api";
 import type { JsonObject, RequestId } from "../protocol/messages.js";
 import {
   describeOperation,
-  failureOf,
   McpAttributes,
   type Outcome,
   OwnAttributes,
   resourceUriOf,
 } from "./attributes.js";
+import { recordFailure } from "./failure.js";
 import { metaGetter, metaOf, type Telemetry } from "./telemetry.js";
 
 /** The span context a W3C `traceparent` names, when it is well formed. */
@@ -164,17 +163,10 @@ export class ServerOperation {
   end(outcome: Outcome = {}): void {
     if (this.#ended) return;
     this.#ended = true;
-    const failure = failureOf(outcome);
+    const failure = recordFailure(this.#span, outcome);
     if (failure.type) {
       this.#metric[McpAttributes.errorType] = failure.type;
-      this.#span.setAttribute(McpAttributes.errorType, failure.type);
-      if (failure.code !== undefined) {
-        this.#metric[McpAttributes.statusCode] = failure.code;
-        this.#span.setAttribute(McpAttributes.statusCode, failure.code);
-      }
-      if (outcome.exception !== undefined && outcome.exception instanceof Error)
-        this.#span.recordException(outcome.exception);
-      this.#span.setStatus({ code: SpanStatusCode.ERROR, message: failure.message });
+      if (failure.code !== undefined) this.#metric[McpAttributes.statusCode] = failure.code;
     }
     const resultType = outcome.result?.resultType;
     if (typeof resultType === "string" && resultType !== "complete")

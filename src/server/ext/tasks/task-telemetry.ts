@@ -4,17 +4,15 @@ import {
   type Link,
   type Span,
   SpanKind,
-  SpanStatusCode,
   trace,
 } from "@opentelemetry/api";
 import type { TaskRecord } from "../../../store/types.js";
 import {
   describeOperation,
-  failureOf,
-  McpAttributes,
   type Outcome,
   OwnAttributes,
 } from "../../../telemetry/attributes.js";
+import { recordFailure } from "../../../telemetry/failure.js";
 import { type ServerOperation, spanContextOf } from "../../../telemetry/server-operation.js";
 import type { Telemetry } from "../../../telemetry/telemetry.js";
 
@@ -85,16 +83,7 @@ export class TaskRunSpan {
    * code), an `isError` result (`tool_error`) or an exception (a store write that failed, say).
    */
   end(outcome: Outcome): void {
-    const failure = failureOf(outcome);
-    if (failure.type) {
-      this.#span.setAttribute(McpAttributes.errorType, failure.type);
-      let message = failure.message;
-      if (outcome.exception instanceof Error) {
-        this.#span.recordException(outcome.exception);
-        message ??= outcome.exception.message;
-      }
-      this.#span.setStatus({ code: SpanStatusCode.ERROR, message });
-    }
+    recordFailure(this.#span, outcome);
     this.#span.end();
   }
 }
