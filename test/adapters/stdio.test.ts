@@ -7,10 +7,11 @@ import { ElicitRequestSchema } from "@modelcontextprotocol/sdk/types.js";
 import { describe, expect, it } from "vitest";
 import { serveStdio } from "../../src/adapters/stdio.js";
 import { McpServer } from "../../src/index.js";
-import { createFixtureServer, type Probe } from "../helpers/fixture-server.js";
+import type { Probe } from "../helpers/fixture-server.js";
 import { modernMeta } from "../helpers/modern.js";
 import { sleep } from "../helpers/sleep.js";
 import { assertLegacyMessage, assertModernMessage } from "../helpers/spec.js";
+import { stdioPipes } from "../helpers/stdio-pipes.js";
 
 /** The example server as a child process, the way a desktop client starts it. */
 const CHILD = {
@@ -19,35 +20,9 @@ const CHILD = {
   env: { ...process.env, MCP_SECRET: "stdio" } as Record<string, string>,
 };
 
-/** An in-process stdio server on pipes, with a line reader over its output. */
-function pipes(probe?: Probe) {
-  const input = new PassThrough();
-  const output = new PassThrough();
-  const server = createFixtureServer(probe);
-  const running = serveStdio(server, { input, output, secret: "s", onError: () => {} });
-  const lines: Record<string, unknown>[] = [];
-  let buffer = "";
-  output.on("data", (chunk: Buffer) => {
-    buffer += chunk.toString();
-    for (let at = buffer.indexOf("\n"); at !== -1; at = buffer.indexOf("\n")) {
-      lines.push(JSON.parse(buffer.slice(0, at)));
-      buffer = buffer.slice(at + 1);
-    }
-  });
-  const send = (message: unknown) =>
-    input.write(typeof message === "string" ? `${message}\n` : `${JSON.stringify(message)}\n`);
-  const waitFor = async (predicate: (line: Record<string, unknown>) => boolean, ms = 3_000) => {
-    await expect
-      .poll(() => lines.find(predicate), { timeout: ms, message: "no matching line came out" })
-      .toBeDefined();
-    return lines.find(predicate) as Record<string, unknown>;
-  };
-  return { input, server, running, lines, send, waitFor };
-}
-
 describe("serveStdio", () => {
   it("should answer a malformed line with -32700 and keep reading", async () => {
-    const io = pipes();
+    const io = stdioPipes();
     io.send("{not json");
     io.send({ jsonrpc: "2.0", id: 1, method: "server/discover", params: { _meta: modernMeta() } });
     const error = await io.waitFor((line) => "error" in line);
@@ -92,7 +67,7 @@ describe("serveStdio", () => {
   });
 
   it("should serve both eras on one channel", async () => {
-    const io = pipes();
+    const io = stdioPipes();
     io.send({
       jsonrpc: "2.0",
       id: "m1",
@@ -135,7 +110,7 @@ describe("serveStdio", () => {
   });
 
   it("should tell listen subscriptions apart by subscriptionId and end one on notifications/cancelled", async () => {
-    const io = pipes();
+    const io = stdioPipes();
     io.send({
       jsonrpc: "2.0",
       id: 10,
@@ -181,7 +156,7 @@ describe("serveStdio", () => {
 
   it("should abort a request on notifications/cancelled and send no response for it", async () => {
     const probe: Probe = { aborted: [], started: [] };
-    const io = pipes(probe);
+    const io = stdioPipes(probe);
     io.send({
       jsonrpc: "2.0",
       id: 5,
