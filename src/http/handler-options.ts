@@ -3,8 +3,10 @@ import type { ExtensionOptions } from "../server/ext/index.js";
 import type { McpServer } from "../server/mcp-server.js";
 import type { McpStore } from "../store/types.js";
 import type { TelemetryOptions } from "../telemetry/telemetry.js";
+import type { CorsOptions } from "./cors.js";
 import type { RequestInfo } from "./endpoint-services.js";
 import type { LegacyOptions } from "./legacy/era.js";
+import type { AllowedOrigins } from "./origin.js";
 import type { TrustProxy } from "./proxy.js";
 import type { McpHttpRequest, McpHttpResponse } from "./types.js";
 import type { FetchOptions } from "./web.js";
@@ -26,8 +28,18 @@ export interface McpHandlerOptions<App = unknown> extends ExtensionOptions {
   auth?: McpAuth;
   /** Key material for sealing `requestState`; share it across processes. @default a random per-process key */
   secret?: string | Uint8Array;
-  /** Origins allowed to call the endpoint; "*" allows any. @default same-origin, plus loopback on loopback hosts */
-  allowedOrigins?: readonly string[] | "*";
+  /**
+   * Browser origins allowed to call the endpoint, for both the Origin check (403) and CORS:
+   * `"*"`, a list of origins (`"https://app.example.com"`) or RegExps, or a function (may be
+   * async). @default same-origin, plus loopback origins on a loopback host
+   */
+  allowedOrigins?: AllowedOrigins;
+  /**
+   * CORS for the origins `allowedOrigins` admits: preflights answered before auth, MCP's headers
+   * allowed and exposed on every answer; `false` leaves CORS to the app (the Origin check stays).
+   * @default {}
+   */
+  cors?: CorsOptions | false;
   /**
    * Host header values (names, or name:port) the endpoint answers to. @default on a loopback
    * socket, loopback names only; otherwise any

@@ -1,11 +1,12 @@
 import { ErrorCode, McpError } from "../protocol/errors.js";
 import type { McpServer } from "../server/mcp-server.js";
 import { memoryStore } from "../store/memory.js";
+import { createOriginGate } from "./cors.js";
 import { createEndpointServices } from "./create-endpoint-services.js";
 import { drain, storeAnswers } from "./drain.js";
 import type { McpHandler, McpHandlerOptions } from "./handler-options.js";
 import { createLegacyEra } from "./legacy/era.js";
-import { proxyHops } from "./proxy.js";
+import { asForwarded, proxyHops } from "./proxy.js";
 import { errorResponse } from "./responses.js";
 import { createRouter } from "./router.js";
 import type { McpHttpRequest, McpHttpResponse } from "./types.js";
@@ -14,6 +15,10 @@ import { fromWebRequest, toWebResponse } from "./web.js";
 export type { CloseOptions, McpHandler, McpHandlerOptions, McpHealth } from "./handler-options.js";
 
 const DEFAULT_MAX_BODY = 4 * 1024 * 1024;
+
+function internalError(): McpHttpResponse {
+  return errorResponse(500, new McpError(ErrorCode.InternalError, "Internal error"));
+}
 
 /**
  * Creates the MCP endpoint for `server`: one Web `fetch` handler serving both eras, with the
@@ -48,17 +53,29 @@ export function createMcpHandler<App = unknown>(
     hops,
     maxBodyBytes: options.maxBodyBytes ?? DEFAULT_MAX_BODY,
     allowedHosts: options.allowedHosts,
-    allowedOrigins: options.allowedOrigins,
     draining: () => closing,
   });
+  const gate = createOriginGate(server.tools, options.allowedOrigins, options.cors);
 
-  async function handle(req: McpHttpRequest): Promise<McpHttpResponse> {
+  async function routeSafely(req: McpHttpRequest, originAllowed: boolean) {
     try {
-      return await route(req);
+      return await route(req, originAllowed);
     } catch (error) {
       // Last line of defence: one request's failure never reaches the process or another request.
       core.reportError(error);
-      return errorResponse(500, new McpError(ErrorCode.InternalError, "Internal error"));
+      return internalError();
+    }
+  }
+
+  // The origin gate is outermost, so every answer (refusals, 401, 413, 429, 503, 500) gets CORS.
+  async function handle(received: McpHttpRequest): Promise<McpHttpResponse> {
+    const req = hops > 0 ? asForwarded(received, hops) : received;
+    try {
+      return await gate(req, routeSafely);
+    } catch (error) {
+      // An allowedOrigins function threw: the origin is not known to be allowed, so no CORS.
+      core.reportError(error);
+      return internalError();
     }
   }
 

@@ -32,16 +32,31 @@ export function isHostAllowed(
 }
 
 /**
+ * Which browser origins may call the endpoint (its Origin check and its CORS answers): `"*"` for
+ * any; a list of exact origins (`"https://app.example.com"`) or patterns; or a function deciding
+ * each origin, which may be async (a lookup in the app's database, say).
+ */
+export type AllowedOrigins =
+  | "*"
+  | readonly (string | RegExp)[]
+  | ((origin: string) => boolean | Promise<boolean>);
+
+/**
  * Whether a request's Origin may reach the server (spec: transports, security). Without a
- * configured list: same-origin requests, and loopback origins on a loopback host.
+ * configured list: same-origin requests, and loopback origins on a loopback host. A request
+ * without Origin (no browser sent it) is allowed. A function's answer may be a promise.
  */
 export function isOriginAllowed(
   origin: string | null,
   host: string | null,
-  allowed: readonly string[] | "*" | undefined,
-): boolean {
+  allowed: AllowedOrigins | undefined,
+): boolean | Promise<boolean> {
   if (origin === null || allowed === "*") return true;
-  if (allowed) return allowed.includes(origin);
+  if (typeof allowed === "function") return allowed(origin);
+  if (allowed)
+    return allowed.some((entry) =>
+      typeof entry === "string" ? entry === origin : testPattern(entry, origin),
+    );
   let url: URL;
   try {
     url = new URL(origin);
@@ -50,4 +65,10 @@ export function isOriginAllowed(
   }
   if (host !== null && url.host === host) return true;
   return LOOPBACK.has(url.hostname) && host !== null && LOOPBACK.has(hostnameOf(host));
+}
+
+/** A pattern's verdict; a global or sticky pattern keeps no state between requests. */
+function testPattern(pattern: RegExp, origin: string): boolean {
+  pattern.lastIndex = 0;
+  return pattern.test(origin);
 }

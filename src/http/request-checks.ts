@@ -3,7 +3,7 @@ import { ErrorCode, McpError } from "../protocol/errors.js";
 import type { Implementation } from "../server/types.js";
 import { isMetadataRequest, serveMetadata } from "./auth-gate.js";
 import { isBrowserVisit, landingPage } from "./landing-page.js";
-import { isHostAllowed, isOriginAllowed } from "./origin.js";
+import { isHostAllowed } from "./origin.js";
 import { errorResponse } from "./responses.js";
 import type { McpHttpRequest, McpHttpResponse } from "./types.js";
 
@@ -13,7 +13,6 @@ export interface RequestCheckOptions {
   /** Proxies whose forwarded headers are believed (`trustProxy`). */
   hops: number;
   allowedHosts: readonly string[] | undefined;
-  allowedOrigins: readonly string[] | "*" | undefined;
   /** The server's name and version, on the landing page (which names no server behind auth). */
   info: Implementation;
   /** The HTTP methods the endpoint serves (the landing page's and 405's `Allow`). */
@@ -22,10 +21,12 @@ export interface RequestCheckOptions {
 
 /**
  * The checks that come before the caller is known, in order: Host (DNS rebinding), the public
- * OAuth metadata, Origin, and a browser's visit. A response ends the request; undefined lets it on.
+ * OAuth metadata, Origin (`originAllowed`: the verdict the origin gate reached), and a browser's
+ * visit. A response ends the request; undefined lets it on.
  */
 export function checkRequest(
   req: McpHttpRequest,
+  originAllowed: boolean,
   options: RequestCheckOptions,
 ): McpHttpResponse | undefined {
   const { auth } = options;
@@ -48,7 +49,7 @@ export function checkRequest(
       new McpError(ErrorCode.InvalidRequest, "This endpoint does not use OAuth"),
     );
   }
-  if (!isOriginAllowed(req.header("origin"), req.header("host"), options.allowedOrigins)) {
+  if (!originAllowed) {
     return errorResponse(403, new McpError(ErrorCode.InvalidRequest, "Origin not allowed"));
   }
   if (req.method === "GET" && isBrowserVisit(req))

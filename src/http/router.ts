@@ -20,7 +20,7 @@ import type { Caller, EndpointServices } from "./endpoint-services.js";
 import { type Identified, identifyCaller, type Verified } from "./identify-caller.js";
 import type { LegacyEra } from "./legacy/era.js";
 import { handleModern } from "./modern.js";
-import { asForwarded, clientAddressOf } from "./proxy.js";
+import { clientAddressOf } from "./proxy.js";
 import { readMessage } from "./read-message.js";
 import { checkContentTypes, checkRequest } from "./request-checks.js";
 import { errorResponse, methodNotAllowed } from "./responses.js";
@@ -38,30 +38,29 @@ export interface RouterOptions {
   hops: number;
   maxBodyBytes: number;
   allowedHosts: readonly string[] | undefined;
-  allowedOrigins: readonly string[] | "*" | undefined;
   /** True once the endpoint drains. */
   draining: () => boolean;
 }
 
 /**
  * The endpoint's router: checks a request, finds its caller and era, and hands it to that era's
- * strategy (modern, or legacy with or without sessions).
+ * strategy (modern, or legacy with or without sessions). It gets the request as its client
+ * addressed it (forwarded headers applied) and the verdict of the Origin check (cors.ts).
  */
 export function createRouter(
   options: RouterOptions,
-): (req: McpHttpRequest) => Promise<McpHttpResponse> {
-  const { core, legacy, auth, hops } = options;
+): (req: McpHttpRequest, originAllowed: boolean) => Promise<McpHttpResponse> {
+  const { core, legacy, auth } = options;
   // Stateless legacy mode serves no GET streams and no DELETE: sessions are what they act on.
   const allow = legacy && !legacy.stateless ? "GET, POST, DELETE" : "POST";
   const checks = { ...options, info: core.server.info, allow };
 
-  return async (received) => {
-    const req = hops > 0 ? asForwarded(received, hops) : received;
+  return async (req, originAllowed) => {
     // While draining, only what finishes work already here gets through: a session's replies to
     // server requests and its cancellations (POSTs without an id, told apart in routeMessage).
     if (options.draining() && (req.method !== "POST" || req.header("mcp-session-id") === null))
       return shuttingDown();
-    const refused = checkRequest(req, checks);
+    const refused = checkRequest(req, originAllowed, checks);
     if (refused) return refused;
     // Only what needs it awaits: most requests carry no app context and meet no auth.
     const identified =
