@@ -1,4 +1,4 @@
-import { context, metrics, propagation, trace } from "@opentelemetry/api";
+import { context, metrics, propagation, SpanKind, trace } from "@opentelemetry/api";
 import { AsyncLocalStorageContextManager } from "@opentelemetry/context-async-hooks";
 import {
   CompositePropagator,
@@ -16,11 +16,14 @@ import { toNodeHandler } from "../../src/adapters/node.js";
 import { createMcpHandler, McpServer } from "../../src/index.js";
 import { ECHO_DESCRIPTION, serve } from "./serve.js";
 
-// mcp-mount (from src: the tree as it is, no build) in one of four telemetry modes, picked by
+// mcp-mount (from src: the tree as it is, no build) in one of five telemetry modes, picked by
 // BENCH_TELEMETRY: `off` (telemetry: false), `api` (on, no SDK registered: the API's no-ops),
 // `sdk` (on, with an SDK registered globally as an app would, sampling every span and exporting
-// to nowhere) and `sdk-off` (that SDK registered, telemetry: false: what the SDK alone costs,
-// its async context tracking above all).
+// to nowhere), `sdk-off` (that SDK registered, telemetry: false: what the SDK alone costs, its
+// async context tracking above all) and `floor` (that SDK, telemetry: false, and around each
+// HTTP request the least any instrumentation meeting the conventions must do: one SERVER span
+// with the same attributes, active while the request runs, and one duration record with the
+// metric's attributes; what the SDK itself charges for a span and a metric per request).
 
 /** Accepts every batch and drops it: the SDK's work without a collector's. */
 const dropAll = {
@@ -51,10 +54,12 @@ function registerSdk(): void {
 }
 
 const mode = process.env.BENCH_TELEMETRY;
-if (mode !== "off" && mode !== "api" && mode !== "sdk" && mode !== "sdk-off")
-  throw new TypeError("BENCH_TELEMETRY must be off, api, sdk or sdk-off");
-if (mode === "sdk" || mode === "sdk-off") registerSdk();
-const telemetryOff = mode === "off" || mode === "sdk-off";
+const MODES = ["off", "api", "sdk", "sdk-off", "floor"];
+if (mode === undefined || !MODES.includes(mode))
+  throw new TypeError(`BENCH_TELEMETRY must be one of ${MODES.join(", ")}`);
+const sdkRegistered = mode === "sdk" || mode === "sdk-off" || mode === "floor";
+if (sdkRegistered) registerSdk();
+const telemetryOff = mode !== "api" && mode !== "sdk";
 
 const server = new McpServer({ name: `bench-telemetry-${mode}`, version: "1.0.0" });
 server.tool(
@@ -69,11 +74,47 @@ const secret = "bench-secret-0123456789abcdef";
 const listener = toNodeHandler(
   createMcpHandler(server, { secret, ...(telemetryOff && { telemetry: false }) }),
 );
+const tracer = trace.getTracer("bench-floor");
+const duration = metrics.getMeter("bench-floor").createHistogram("mcp.server.operation.duration");
+
+/** The floor: one span and one duration record per request, attributed as ours are. */
+const floorListener: typeof listener = (req, res) => {
+  const started = performance.now();
+  const span = tracer.startSpan("tools/call echo", {
+    kind: SpanKind.SERVER,
+    attributes: {
+      "mcp.method.name": "tools/call",
+      "gen_ai.tool.name": "echo",
+      "gen_ai.operation.name": "execute_tool",
+      "network.transport": "tcp",
+      "network.protocol.name": "http",
+      "jsonrpc.request.id": "1",
+      "client.address": "127.0.0.1",
+      "mcp.protocol.version": "2026-07-28",
+      "mcp_mount.era": "modern",
+    },
+  });
+  res.once("finish", () => {
+    span.end();
+    duration.record((performance.now() - started) / 1000, {
+      "mcp.method.name": "tools/call",
+      "gen_ai.tool.name": "echo",
+      "gen_ai.operation.name": "execute_tool",
+      "network.transport": "tcp",
+      "network.protocol.name": "http",
+      "mcp.protocol.version": "2026-07-28",
+    });
+  });
+  return context.with(trace.setSpan(context.active(), span), () => listener(req, res));
+};
+
 // An app that registers an SDK runs each request inside its async context (the HTTP
-// instrumentation does), which turns on Node's promise hooks: both SDK modes do the same, so
+// instrumentation does), which turns on Node's promise hooks: every SDK mode does the same, so
 // `sdk` ÷ `sdk-off` is what our spans add to such an app.
 serve(
-  mode === "sdk" || mode === "sdk-off"
-    ? (req, res) => context.with(context.active(), () => listener(req, res))
-    : listener,
+  mode === "floor"
+    ? (req, res) => context.with(context.active(), () => floorListener(req, res))
+    : sdkRegistered
+      ? (req, res) => context.with(context.active(), () => listener(req, res))
+      : listener,
 );

@@ -34,6 +34,18 @@ export function spanContextOf(traceparent: string): SpanContext | undefined {
   return trace.isSpanContextValid(spanContext) ? spanContext : undefined;
 }
 
+/**
+ * Whether `_meta` holds any key the registered propagator reads (W3C: `traceparent`,
+ * `tracestate`, `baggage`): most messages carry none, and extracting from them costs more than the
+ * rest of a span's setup. A propagator that names no fields is always asked.
+ */
+function carriesContext(meta: JsonObject): boolean {
+  const fields = propagation.fields();
+  if (fields.length === 0) return true;
+  for (const field of fields) if (meta[field] !== undefined) return true;
+  return false;
+}
+
 /** Where a message arrived: over HTTP (TCP), or stdio (a pipe). */
 export interface Arrival {
   transport: "tcp" | "pipe";
@@ -88,7 +100,9 @@ export class ServerOperation {
     if (arrival.clientAddress !== undefined)
       spanAttributes[McpAttributes.clientAddress] = arrival.clientAddress;
     const ambient = context.active();
-    const carried = propagation.extract(ambient, metaOf(message.params), metaGetter);
+    const meta = metaOf(message.params);
+    const carried =
+      meta && carriesContext(meta) ? propagation.extract(ambient, meta, metaGetter) : ambient;
     const ambientSpan = trace.getSpanContext(ambient);
     const links: Link[] = [];
     // The transport's span is linked, not the parent, when the message carries its own context.
