@@ -197,16 +197,18 @@ export async function openClientSession(
   const wire =
     typeof target === "string" || target instanceof URL ? new HttpWire(target, options) : target;
   const handlers = options.onInput ?? {};
+  const telemetry = createTelemetry(options.telemetry);
   wire.handlers = {
     notification: onNotification,
     request: (method, params, origin) =>
       answerInput(handlers, method, params, inputContextOf(origin)),
+    telemetry,
   };
   const config: SessionConfig = {
     clientInfo: options.clientInfo ?? { name: "mcp-mount-client", version: "0.1.0" },
     capabilities: { ...capabilitiesFor(handlers), ...options.capabilities },
     ...(options.logLevel ? { logLevel: options.logLevel } : {}),
-    telemetry: createTelemetry(options.telemetry),
+    telemetry,
   };
   const era: EraOptions = {
     era: options.era ?? "auto",

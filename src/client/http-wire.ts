@@ -191,7 +191,7 @@ export class HttpWire implements Wire {
 
   /** Answers a server request met on a stream with a POST of the response. */
   private async answer(request: JsonRpcRequest, origin?: RequestOrigin): Promise<void> {
-    const reply = await answerRequest(this.handlers, request, origin);
+    const reply = await answerRequest(this.handlers, request, this, origin);
     try {
       const response = await this.post(reply, undefined, undefined);
       await response.body?.cancel();

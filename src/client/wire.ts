@@ -13,6 +13,8 @@ import {
 } from "../protocol/messages.js";
 import { PendingRequests } from "../protocol/pending-requests.js";
 import { MetaKey } from "../protocol/versions.js";
+import { ServerOperation } from "../telemetry/server-operation.js";
+import type { Telemetry } from "../telemetry/telemetry.js";
 import type { Notification } from "./types.js";
 
 /** A JSON-RPC response: a result or an error. */
@@ -42,6 +44,8 @@ export interface WireHandlers {
     params: JsonObject | undefined,
     origin?: RequestOrigin,
   ): Promise<JsonObject>;
+  /** The client's telemetry: each server request it answers is a SERVER span (conventions). */
+  telemetry?: Telemetry | undefined;
 }
 
 /** Moves JSON-RPC messages between the client and one server: HTTP, stdio or HTTP+SSE. */
@@ -68,8 +72,32 @@ export const NO_HANDLERS: WireHandlers = {
   },
 };
 
-/** Answers a server request through `handlers`, as a JSON-RPC response message. */
-export async function answerRequest(
+/**
+ * Answers a server request through `handlers`, as a JSON-RPC response message; with telemetry,
+ * inside the SERVER span the conventions give the receiver of a request (the client, here), its
+ * parent the context the server put in `params._meta`.
+ */
+export function answerRequest(
+  handlers: WireHandlers,
+  request: JsonRpcRequest,
+  wire: Pick<Wire, "kind" | "legacyVersion" | "sessionId">,
+  origin?: RequestOrigin,
+): Promise<JsonRpcResponse> {
+  const telemetry = handlers.telemetry;
+  if (!telemetry?.live) return respond(handlers, request, origin);
+  const operation = new ServerOperation(telemetry, request, {
+    transport: wire.kind === "stdio" ? "pipe" : "tcp",
+  });
+  if (wire.legacyVersion) operation.describe("legacy", wire.legacyVersion, wire.sessionId);
+  return operation
+    .run(() => respond(handlers, request, origin))
+    .then((reply) => {
+      operation.end("error" in reply ? { error: reply.error } : { result: reply.result });
+      return reply;
+    });
+}
+
+async function respond(
   handlers: WireHandlers,
   request: JsonRpcRequest,
   origin?: RequestOrigin,
@@ -114,7 +142,9 @@ export class MessageWire implements Wire {
     if (isResponse(message)) {
       if (message.id !== undefined) this.pending.resolve(message.id, message);
     } else if (isRequest(message)) {
-      void answerRequest(this.handlers, message).then((reply) => this.write(reply).catch(() => {}));
+      void answerRequest(this.handlers, message, this).then((reply) =>
+        this.write(reply).catch(() => {}),
+      );
     } else if (isNotification(message)) {
       const owner = this.ownerOf(message);
       if (owner?.options.onNotification) owner.options.onNotification(message);

@@ -126,3 +126,26 @@ describe.each(["modern", "legacy"] as const)("McpClient CLIENT spans over stdio 
     await close();
   });
 });
+
+// A legacy server's request over stdio is a SERVER span on the client, network.transport pipe.
+describe("McpClient SERVER spans for the server's requests over stdio (legacy)", () => {
+  failOnUnhandled();
+  afterEach(() => otel.reset());
+
+  it("should answer elicitation/create inside a SERVER span under the server's CLIENT span", async () => {
+    const { client, close } = await overPipes("legacy");
+    otel.reset();
+    await client.callTool("confirm", { item: "file.txt" });
+    const asked = await only("elicitation/create", SpanKind.CLIENT);
+    const answered = await only("elicitation/create", SpanKind.SERVER);
+    expect(answered.spanContext().traceId).toBe(asked.spanContext().traceId);
+    expect(answered.parentSpanContext?.spanId).toBe(asked.spanContext().spanId);
+    expect(answered.attributes).toMatchObject({
+      "mcp.method.name": "elicitation/create",
+      "network.transport": "pipe",
+      "jsonrpc.request.id": asked.attributes["jsonrpc.request.id"],
+      "mcp.protocol.version": client.protocolVersion,
+    });
+    await close();
+  });
+});
