@@ -6,12 +6,24 @@ export type { BodyResult, McpHttpRequest, McpHttpResponse } from "./http/types.j
 export type { FetchOptions } from "./http/web.js";
 export { ErrorCode, type ErrorCodeValue, isMcpError, McpError } from "./protocol/errors.js";
 export {
+  SKILLS_EXTENSION,
+  type SkillEntry,
+  type SkillFileEntry,
+} from "./protocol/skills.js";
+export {
   LEGACY_VERSIONS,
   type LogLevel,
   MODERN_VERSION,
   MODERN_VERSIONS,
   SUPPORTED_VERSIONS,
 } from "./protocol/versions.js";
+export {
+  registerSkill,
+  type SkillFromParts,
+  type SkillFromText,
+  type SkillLayout,
+  type SkillOptions,
+} from "./server/ext/skills/index.js";
 export type { InferJsonSchema } from "./server/infer-args.js";
 export type { ChangeEvent, McpServerOptions, Registration } from "./server/mcp-server.js";
 export { McpServer } from "./server/mcp-server.js";

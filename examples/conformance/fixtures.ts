@@ -4,6 +4,7 @@ import { registerDiagnosticFixtures } from "./fixtures/diagnostics.js";
 import { registerInputRequiredFixtures } from "./fixtures/input-required.js";
 import { registerPromptFixtures } from "./fixtures/prompts.js";
 import { registerResourceFixtures } from "./fixtures/resources.js";
+import { registerSkillFixtures } from "./fixtures/skills.js";
 import { registerTaskFixtures } from "./fixtures/tasks.js";
 import { registerToolFixtures } from "./fixtures/tools.js";
 
@@ -12,7 +13,7 @@ import { registerToolFixtures } from "./fixtures/tools.js";
  * calls by name. Order matters: scenarios call the first listed tool and read the first listed
  * resource.
  */
-export function registerConformanceFixtures(server: McpServer): McpServer {
+export async function registerConformanceFixtures(server: McpServer): Promise<McpServer> {
   registerToolFixtures(server);
   registerClientRequestFixtures(server);
   registerDiagnosticFixtures(server);
@@ -20,5 +21,6 @@ export function registerConformanceFixtures(server: McpServer): McpServer {
   registerPromptFixtures(server);
   registerResourceFixtures(server);
   registerTaskFixtures(server);
+  await registerSkillFixtures(server);
   return server;
 }

@@ -15,7 +15,7 @@ const secret = secretFromEnv("mcp-mount-conformance-dev-secret");
 
 const { store, close: closeStore } = await storeFromEnv();
 
-const server = registerConformanceFixtures(
+const server = await registerConformanceFixtures(
   new McpServer({ name: "mcp-mount-conformance", version: "1.0.0" }),
 );
 const mcp = createMcpHandler(server, { secret, store });

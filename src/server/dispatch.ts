@@ -7,7 +7,12 @@ import { hasScopes } from "./access.js";
 import { complete } from "./completion.js";
 import { createContext, InputRequiredSignal, type TransportContext } from "./context.js";
 import { type EraPolicy, eraPolicy } from "./era-policy.js";
-import { extensionFor, type ServerExtension, type ToolCall } from "./extension.js";
+import {
+  declarationsOf,
+  extensionFor,
+  type ServerExtension,
+  type ToolCall,
+} from "./extension.js";
 import type { McpServer } from "./mcp-server.js";
 import {
   inputRequiredResult,
@@ -125,7 +130,7 @@ async function listResources(
 const HANDLERS: Record<string, Handler> = {
   "server/discover": async ({ server, env, services, era }) => {
     const capabilities = server.capabilities();
-    const declared = declarations(services.extensions ?? []);
+    const declared = declarationsOf(services.extensions ?? [], "modern");
     if (declared) capabilities.extensions = declared;
     const result: JsonObject = { supportedVersions: [...SUPPORTED_VERSIONS], capabilities };
     if (server.instructions !== undefined) result.instructions = server.instructions;
@@ -160,13 +165,6 @@ const HANDLERS: Record<string, Handler> = {
   "resources/read": readResource,
   "completion/complete": ({ server, ctx, params }) => complete(server, ctx, params),
 };
-
-/** What the extensions that are on declare, by id; undefined when none is. */
-function declarations(extensions: readonly ServerExtension[]): JsonObject | undefined {
-  const declared: JsonObject = {};
-  for (const { id, declaration } of extensions) if (declaration) declared[id] = declaration;
-  return Object.keys(declared).length > 0 ? declared : undefined;
-}
 
 /** True when the server, or one of `extensions`, has a handler for `method`. */
 export function hasMethod(

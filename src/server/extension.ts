@@ -26,7 +26,7 @@ export interface ToolCall extends ExtensionRequest {
 }
 
 /**
- * A protocol extension of the server (tasks now; skills and apps next), the one way the core
+ * A protocol extension of the server (tasks, skills), the one way the core
  * reaches one: what it declares, the methods it serves, the tool calls it takes over, and its
  * part in a drain. The dispatcher and the HTTP handler know extensions only through this.
  */
@@ -34,7 +34,9 @@ export interface ServerExtension {
   /** The extension's identifier, as negotiated in `capabilities.extensions`. */
   readonly id: string;
   /** What `server/discover` declares under `capabilities.extensions[id]`; absent while it is off. */
-  readonly declaration?: JsonObject;
+  readonly declaration?: JsonObject | undefined;
+  /** Whether it serves legacy sessions too: declared in `initialize` results as well. */
+  readonly legacy?: boolean;
   /** JSON-RPC methods it serves, by name. */
   readonly methods?: Readonly<Record<string, (request: ExtensionRequest) => Promise<JsonObject>>>;
   /** Takes over a `tools/call`: the promise of its result, or undefined to let the tool run. */
@@ -65,4 +67,17 @@ export function extensionFor(
   method: string,
 ): ServerExtension | undefined {
   return extensions.find((extension) => extension.methods?.[method] !== undefined);
+}
+
+/** What the extensions that are on declare, by id; undefined when none is. */
+export function declarationsOf(
+  extensions: readonly ServerExtension[],
+  era: "modern" | "legacy",
+): JsonObject | undefined {
+  const declared: JsonObject = {};
+  for (const extension of extensions) {
+    const { declaration } = extension;
+    if (declaration && (era === "modern" || extension.legacy)) declared[extension.id] = declaration;
+  }
+  return Object.keys(declared).length > 0 ? declared : undefined;
 }

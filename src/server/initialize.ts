@@ -3,6 +3,7 @@ import type { JsonObject } from "../protocol/messages.js";
 import { isObject } from "../protocol/messages.js";
 import { paramsDepthError } from "../protocol/params.js";
 import { LEGACY_VERSIONS } from "../protocol/versions.js";
+import { declarationsOf, type ServerExtension } from "./extension.js";
 import type { McpServer } from "./mcp-server.js";
 
 /**
@@ -39,13 +40,19 @@ export function negotiateVersion(
     : LEGACY_VERSIONS[0]!;
 }
 
-/** The result of `initialize` in `protocolVersion`, the same on HTTP and stdio. */
-export function initializeResult(server: McpServer, protocolVersion: string): JsonObject {
-  const result: JsonObject = {
-    protocolVersion,
-    capabilities: server.capabilities(),
-    serverInfo: server.info,
-  };
+/**
+ * The result of `initialize` in `protocolVersion`, the same on HTTP and stdio; `extensions` that
+ * serve legacy sessions are declared in its `capabilities.extensions`.
+ */
+export function initializeResult(
+  server: McpServer,
+  protocolVersion: string,
+  extensions: readonly ServerExtension[] = [],
+): JsonObject {
+  const capabilities = server.capabilities();
+  const declared = declarationsOf(extensions, "legacy");
+  if (declared) capabilities.extensions = declared;
+  const result: JsonObject = { protocolVersion, capabilities, serverInfo: server.info };
   if (server.instructions !== undefined) result.instructions = server.instructions;
   return result;
 }

@@ -14,13 +14,14 @@ import {
 import {
   ALPHA_12_AT_2025_11_25,
   ALPHA_12_AT_2026_07_28,
+  ALPHA_12_SKILLS,
   ALPHA_12_TASKS,
   STABLE_0_1_16,
 } from "./scenarios.js";
 
 // The official conformance suite against examples/conformance/server.ts (which serves dist/, so
-// `npm test` builds first): every suite against one process, the legacy ones also against three
-// processes sharing a Redis store. Set CONFORMANCE_OUTPUT_DIR to keep every scenario's
+// `npm test` builds first): every suite against one process, the legacy, tasks and skills ones
+// also against three processes sharing a Redis store. Set CONFORMANCE_OUTPUT_DIR to keep every scenario's
 // checks.json, and CONFORMANCE_NODE to a Node 22+ binary to skip fetching one with npx.
 
 const ALPHA_12 = "node_modules/@modelcontextprotocol/conformance/dist/index.js";
@@ -52,6 +53,22 @@ const TASKS_SUITES: ConformanceSuite[] = ALPHA_12_TASKS.map((scenario) => ({
   args: ["--scenario", scenario],
   scenarios: [scenario],
 }));
+
+/** The skills extension scenarios, one CLI run each, modern and legacy wire. */
+const SKILLS_SUITES: ConformanceSuite[] = ALPHA_12_SKILLS.flatMap((scenario) => [
+  {
+    name: `alpha.12 ${scenario}`,
+    cli: ALPHA_12,
+    args: ["--scenario", scenario],
+    scenarios: [scenario],
+  },
+  {
+    name: `alpha.12 ${scenario} at 2025-11-25`,
+    cli: ALPHA_12,
+    args: ["--scenario", scenario, "--spec-version", "2025-11-25", "--force"],
+    scenarios: [scenario],
+  },
+]);
 
 /** Budget for one suite run; the CLI allows 30 s per scenario but a healthy run takes seconds. */
 const SUITE_TIMEOUT_MS = 280_000;
@@ -129,7 +146,7 @@ describe("one process", () => {
     await server?.stop();
   });
   describeSuites(
-    [MODERN_SUITE, ...LEGACY_SUITES, ...TASKS_SUITES],
+    [MODERN_SUITE, ...LEGACY_SUITES, ...TASKS_SUITES, ...SKILLS_SUITES],
     "one process",
     () => server!.url,
   );
@@ -145,7 +162,11 @@ describe("three processes (Redis store, round-robin proxy)", () => {
   afterAll(async () => {
     await cluster?.stop();
   });
-  describeSuites([...LEGACY_SUITES, ...TASKS_SUITES], "three processes", () => cluster!.url);
+  describeSuites(
+    [...LEGACY_SUITES, ...TASKS_SUITES, ...SKILLS_SUITES],
+    "three processes",
+    () => cluster!.url,
+  );
 
   it("should have served the requests of one session on several processes", () => {
     const backendsOf = new Map<string, Set<number | undefined>>();

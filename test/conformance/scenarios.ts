@@ -106,3 +106,15 @@ export const ALPHA_12_TASKS = [
   "tasks-required-task-error",
   "tasks-mrtr-composition",
 ] as const;
+
+/**
+ * The skills extension (SEP-2640) server scenarios of `@modelcontextprotocol/conformance@0.2.0-alpha.12`,
+ * run one by one with `--scenario`: at the default (2026-07-28) wire, and again at 2025-11-25
+ * with `--force` (the suite files extension scenarios off the spec timeline; our server declares
+ * the extension to legacy sessions too).
+ */
+export const ALPHA_12_SKILLS = [
+  "sep-2640-skills-enumeration",
+  "sep-2640-skills-manifest",
+  "sep-2640-skills-directory",
+] as const;

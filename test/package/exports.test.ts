@@ -45,6 +45,7 @@ describe("the published package", () => {
       "./stdio",
       "./client",
       "./client/stdio",
+      "./skills-fs",
     ]);
     for (const target of Object.values(pkg.exports) as { types: string; default: string }[]) {
       expect(existsSync(join(ROOT, target.default)), target.default).toBe(true);
@@ -84,6 +85,11 @@ describe("the published package", () => {
     expect([...bare].sort()).toEqual(["node:child_process"]);
   });
 
+  it("should keep reading skills from disk behind its own subpath", () => {
+    const { bare } = importGraph(join(ROOT, pkg.exports["./skills-fs"].default));
+    expect([...bare].sort()).toEqual(["node:fs/promises", "node:path"]);
+  });
+
   it("should load the Redis store without loading ioredis, an optional peer dependency", () => {
     const { bare } = importGraph(join(ROOT, pkg.exports["./redis"].default));
     // ioredis is imported as types only: the caller passes the instance.
@@ -109,10 +115,12 @@ describe("the published package", () => {
       "MODERN_VERSIONS",
       "McpError",
       "McpServer",
+      "SKILLS_EXTENSION",
       "SUPPORTED_VERSIONS",
       "createMcpHandler",
       "isMcpError",
       "memoryStore",
+      "registerSkill",
     ]);
     expect(await names("./auth")).toEqual([
       "InvalidTokenError",
@@ -145,5 +153,6 @@ describe("the published package", () => {
       "toOpenAITools",
     ]);
     expect(await names("./client/stdio")).toEqual(["StdioWire", "stdio"]);
+    expect(await names("./skills-fs")).toEqual(["registerSkillDirectory"]);
   });
 });

@@ -1,5 +1,7 @@
 import { createTelemetry, type TelemetryOptions } from "../../telemetry/telemetry.js";
 import type { ExtensionHost, ServerExtension } from "../extension.js";
+import type { McpServer } from "../mcp-server.js";
+import { skillsExtension } from "./skills/index.js";
 import { type TaskOptions, tasksExtension } from "./tasks/index.js";
 
 /** The built-in extensions' options, part of `createMcpHandler`'s options. */
@@ -20,5 +22,16 @@ export function createExtensions(
   options: ExtensionOptions & { telemetry?: TelemetryOptions | false },
 ): ServerExtension[] {
   const telemetry = host.telemetry ?? createTelemetry(options.telemetry);
-  return [tasksExtension({ ...host, telemetry }, options.tasks)];
+  return [
+    tasksExtension({ ...host, telemetry }, options.tasks),
+    ...registryExtensions(host.server),
+  ];
+}
+
+/**
+ * The extensions that need nothing but the server's registrations (skills): stdio serves them
+ * as HTTP does.
+ */
+export function registryExtensions(server: McpServer): ServerExtension[] {
+  return [skillsExtension(server as McpServer<never>)];
 }

@@ -6,6 +6,7 @@ import type {
   RequestId,
 } from "../../protocol/messages.js";
 import type { TransportContext } from "../context.js";
+import type { ServerExtension } from "../extension.js";
 import type { ListenHub } from "../listen-hub.js";
 import type { McpServer } from "../mcp-server.js";
 
@@ -15,6 +16,8 @@ export type EraEnv = Omit<TransportContext, "abort" | "send">;
 /** What a stdio session lends its two eras: the one channel to the client, and the server. */
 export interface StdioChannel {
   readonly server: McpServer;
+  /** The extensions stdio serves (those that derive from the registrations, such as skills). */
+  readonly extensions: readonly ServerExtension[];
   /** Feeds change events to listen streams and to the legacy session. */
   readonly hub: ListenHub;
   onError(error: unknown): void;

@@ -80,7 +80,7 @@ export class LegacyStdio {
     channel.write({
       jsonrpc: "2.0",
       id: request.id,
-      result: initializeResult(channel.server, protocolVersion),
+      result: initializeResult(channel.server, protocolVersion, channel.extensions),
     });
   }
 

@@ -19,6 +19,7 @@ import { ServerOperation } from "../../telemetry/server-operation.js";
 import type { Telemetry } from "../../telemetry/telemetry.js";
 import { LazyAbort } from "../../utils/lazy-abort.js";
 import { type DispatchServices, dispatch } from "../dispatch.js";
+import { registryExtensions } from "../ext/index.js";
 import { ListenHub } from "../listen-hub.js";
 import type { McpServer } from "../mcp-server.js";
 import { isModernRequest } from "../modern-meta.js";
@@ -73,7 +74,9 @@ export class StdioSession {
   constructor(server: McpServer, options: StdioSessionOptions) {
     this.#options = options;
     const { store, onError } = options;
+    const extensions = registryExtensions(server);
     this.#services = {
+      extensions,
       sealer: createStateSealer(options.secret),
       nonces: store.nonces,
       stateTtlMs: 300_000,
@@ -82,6 +85,7 @@ export class StdioSession {
     };
     this.#channel = {
       server,
+      extensions,
       hub: new ListenHub(server, { bus: store.bus, keepAliveMs: 0, onError }),
       onError,
       write: (message) => this.#write(message),
