@@ -11,6 +11,7 @@ import { type EndpointServices, type RequestInfo, toRequestInfo } from "./endpoi
 import type { McpHandlerOptions } from "./handler-options.js";
 import { InFlight } from "./in-flight.js";
 import { clientAddressOf } from "./proxy.js";
+import { RateLimit } from "./rate-limit.js";
 import { StreamSlots } from "./stream-slots.js";
 
 /** Calls the app's `onError`, which must never change a response by failing itself. */
@@ -73,8 +74,12 @@ export function createEndpointServices<App>(
       max: options.maxStreams ?? 10_000,
       maxPerClient: options.maxStreamsPerClient ?? 100,
     }),
+    ...(options.rateLimit && {
+      rateLimit: new RateLimit(options.rateLimit, server, store, (error) => reportError(error)),
+    }),
     clientOf: (req, caller) => {
-      if (caller) return `p:${principalKey(caller)}`;
+      if (caller?.subject !== undefined) return `p:${principalKey(caller)}`;
+      if (caller?.clientId !== undefined) return `c:${caller.issuer ?? ""}|${caller.clientId}`;
       const address = clientAddressOf(req, hops);
       return address === undefined ? undefined : `a:${address}`;
     },

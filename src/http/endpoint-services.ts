@@ -5,6 +5,7 @@ import type { McpServer } from "../server/mcp-server.js";
 import type { AuthInfo, Era, Implementation } from "../server/types.js";
 import type { ServerOperation } from "../telemetry/server-operation.js";
 import type { InFlight } from "./in-flight.js";
+import type { RateLimit } from "./rate-limit.js";
 import type { StreamSlots } from "./stream-slots.js";
 import type { McpHttpRequest } from "./types.js";
 
@@ -42,9 +43,11 @@ export interface EndpointServices {
   inflight: InFlight;
   /** Admission of long-lived connections, per process and per client. */
   slots: StreamSlots;
+  /** The budget every JSON-RPC request is charged to (`rateLimit`), when set. */
+  rateLimit?: RateLimit;
   /**
-   * Who a request comes from, for per-client limits: the principal, else the client address;
-   * undefined when neither is known.
+   * Who a request comes from, for per-client limits: the principal (issuer and subject), else
+   * its client id, else the client address; undefined when none is known.
    */
   clientOf(req: McpHttpRequest, auth: AuthInfo | undefined): string | undefined;
   /** Lists hold only what the caller has the scopes for (auth's `hideUnauthorized`). */

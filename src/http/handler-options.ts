@@ -8,6 +8,7 @@ import type { RequestInfo } from "./endpoint-services.js";
 import type { LegacyOptions } from "./legacy/era.js";
 import type { AllowedOrigins } from "./origin.js";
 import type { TrustProxy } from "./proxy.js";
+import type { RateLimitOptions } from "./rate-limit.js";
 import type { McpHttpRequest, McpHttpResponse } from "./types.js";
 import type { FetchOptions } from "./web.js";
 
@@ -67,6 +68,13 @@ export interface McpHandlerOptions<App = unknown> extends ExtensionOptions {
    * subject) with auth, else its address (`trustProxy` decides which). 429 beyond. @default 100
    */
   maxStreamsPerClient?: number;
+  /**
+   * A budget of points per window per principal (else client id, else client address), kept in
+   * the store so every process sharing it spends one budget; over it, 429 with `Retry-After`,
+   * `RateLimit` and `RateLimit-Policy`. Needs the optional peer `rate-limiter-flexible`.
+   * @default none
+   */
+  rateLimit?: RateLimitOptions;
   /** Serve legacy clients (2025-03-26 to 2025-11-25) too; false serves modern clients only. @default true */
   legacy?: boolean | LegacyOptions;
   /** Called with errors the client only sees a safe summary of. */

@@ -1,6 +1,6 @@
 import type { McpAuth } from "../auth/types.js";
 import { ErrorCode, McpError } from "../protocol/errors.js";
-import type { JsonObject } from "../protocol/messages.js";
+import type { JsonObject, JsonRpcNotification, JsonRpcRequest } from "../protocol/messages.js";
 import {
   isNotification,
   isObject,
@@ -21,6 +21,7 @@ import { type Identified, identifyCaller, type Verified } from "./identify-calle
 import type { LegacyEra } from "./legacy/era.js";
 import { handleModern } from "./modern.js";
 import { clientAddressOf } from "./proxy.js";
+import { type RateLimit, withHeaders } from "./rate-limit.js";
 import { readMessage } from "./read-message.js";
 import { checkContentTypes, checkRequest } from "./request-checks.js";
 import { errorResponse, methodNotAllowed } from "./responses.js";
@@ -165,14 +166,18 @@ function negotiatedVersion(body: string | null): string | undefined {
   }
 }
 
-/** Routes one JSON-RPC message to its era, after the scope check its method needs. */
+/**
+ * Routes one JSON-RPC message to its era, after the scope check its method needs and, for a
+ * request, its charge to the caller's rate limit.
+ */
 function routeMessage(
-  { core, legacy, auth, draining }: RouterOptions,
+  options: RouterOptions,
   req: McpHttpRequest,
   message: JsonObject,
   caller: Caller,
   verified: Verified | undefined,
 ): Promise<McpHttpResponse> | McpHttpResponse {
+  const { core, legacy, auth, draining } = options;
   const id = isRequestId(message.id) ? message.id : undefined;
   const sessionHeader = req.header("mcp-session-id") !== null;
   if (isResponse(message)) {
@@ -194,9 +199,39 @@ function routeMessage(
     if (!hasScopes(verified.auth.scopes, needed))
       return insufficientScope(auth, verified.resource, verified.auth.scopes, needed!, id);
   }
+  // Notifications (and, above, responses) are free: only requests start work.
+  if (core.rateLimit && isRequest(message))
+    return charged(core.rateLimit, options, req, message, caller);
+  return toEra(options, req, message, caller);
+}
+
+/** A request charged to its caller's budget: 429 over it, else served with the budget's headers. */
+async function charged(
+  rateLimit: RateLimit,
+  options: RouterOptions,
+  req: McpHttpRequest,
+  message: JsonRpcRequest,
+  caller: Caller,
+): Promise<McpHttpResponse> {
+  const charge = await rateLimit.charge(options.core.clientOf(req, caller.auth), message, caller);
+  if (!charge.serve) return charge.response;
+  return withHeaders(await toEra(options, req, message, caller), charge.headers);
+}
+
+/** Hands a request or notification to its era's strategy. */
+function toEra(
+  { core, legacy }: RouterOptions,
+  req: McpHttpRequest,
+  message: JsonRpcRequest | JsonRpcNotification,
+  caller: Caller,
+): Promise<McpHttpResponse> | McpHttpResponse {
+  const id = "id" in message ? message.id : undefined;
   if (isModernRequest(message.method, message.params))
     return handleModern(core, req, message, caller);
-  if (legacy && (message.method === "initialize" || sessionHeader || legacy.stateless)) {
+  if (
+    legacy &&
+    (message.method === "initialize" || req.header("mcp-session-id") !== null || legacy.stateless)
+  ) {
     return legacy.post(req, message, caller);
   }
   return errorResponse(

@@ -11,6 +11,11 @@ export const ErrorCode = {
   MissingRequiredClientCapability: -32021,
   UnsupportedProtocolVersion: -32022,
   UrlElicitationRequired: -32042,
+  /**
+   * Over the caller's rate limit (HTTP 429). MCP names no code for it; this is JSON-RPC's
+   * established "limit exceeded" (EIP-1474), in the range left to implementations.
+   */
+  RateLimited: -32005,
 } as const;
 
 /** One of the numeric codes in {@link ErrorCode}. */

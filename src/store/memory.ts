@@ -1,3 +1,4 @@
+import { memoryRateLimiter } from "./memory-rate-limiter.js";
 import { memoryEventLog, memorySessions } from "./memory-sessions.js";
 import { memoryTasks } from "./memory-tasks.js";
 import type { BusMessage, EventBus, McpStore, NonceStore } from "./types.js";
@@ -83,6 +84,7 @@ export function memoryStore(options: MemoryStoreOptions = {}): McpStore {
     events: memoryEventLog(options.maxEventsPerStream ?? 1_000),
     tasks,
     async ping() {},
+    rateLimiter: memoryRateLimiter,
     async close() {
       clearInterval(sweeper);
     },

@@ -1,5 +1,6 @@
 import type { ChainableCommander, Cluster } from "ioredis";
 import { redisBus } from "./redis-bus.js";
+import { redisRateLimiter } from "./redis-rate-limiter.js";
 import {
   admitSession,
   eventsAfter,
@@ -251,6 +252,7 @@ export function redisStore(options: RedisStoreOptions): McpStore {
     sessions: redisSessions(redis, keys, idleMs),
     events: redisEventLog(redis, keys, maxEvents, idleMs),
     tasks: redisTasks(redis, prefix, labelled),
+    rateLimiter: (policy) => redisRateLimiter(redis, `${prefix}rl`, policy),
     async ping() {
       // Not queued behind a reconnection: a probe must answer now.
       if (redis.status !== "ready") throw new Error(`Redis is ${redis.status}`);

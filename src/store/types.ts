@@ -134,6 +134,31 @@ export interface TaskStore {
   replace(record: TaskRecord, expectedVersion: number): Promise<boolean>;
 }
 
+/** A budget: at most `points` per `windowMs` for each key (see {@link McpStore.rateLimiter}). */
+export interface RateLimitPolicy {
+  points: number;
+  /** A whole number of seconds, in milliseconds. */
+  windowMs: number;
+}
+
+/** What charging a key gave: whether it stayed within its budget, and what is left of it. */
+export interface RateLimitVerdict {
+  allowed: boolean;
+  /** Points left in the window (0 once over). */
+  remaining: number;
+  /** Milliseconds until the window ends and the budget is whole again. */
+  resetMs: number;
+}
+
+/** Budgets of points per window, kept where the store keeps everything else. */
+export interface RateLimiter {
+  /**
+   * Charges `points` to `key` (atomically, across every process sharing the store); rejects only
+   * when the store cannot be reached.
+   */
+  consume(key: string, points: number): Promise<RateLimitVerdict>;
+}
+
 /** The shared state behind a handler. Memory by default; Redis to span processes. */
 export interface McpStore {
   readonly nonces: NonceStore;
@@ -146,6 +171,12 @@ export interface McpStore {
    * A store without it counts as reachable.
    */
   ping?(): Promise<void>;
+  /**
+   * Creates a limiter whose budgets live in this store (`rateLimit`). Rejects when it cannot be
+   * made (the optional peer `rate-limiter-flexible` is missing). A store without it cannot back
+   * `rateLimit`.
+   */
+  rateLimiter?(policy: RateLimitPolicy): Promise<RateLimiter>;
   /** Releases connections and timers. */
   close(): Promise<void>;
 }
