@@ -1,6 +1,8 @@
+export type { CorsOptions } from "./http/cors.js";
 export type { RequestInfo } from "./http/endpoint-services.js";
 export type { CloseOptions, McpHandler, McpHandlerOptions, McpHealth } from "./http/handler.js";
 export { createMcpHandler } from "./http/handler.js";
+export type { AllowedOrigins } from "./http/origin.js";
 export type { TrustProxy } from "./http/proxy.js";
 export type { BodyResult, McpHttpRequest, McpHttpResponse } from "./http/types.js";
 export type { FetchOptions } from "./http/web.js";
