@@ -281,6 +281,28 @@ describe.each(HOSTS)("CORS through %s", (host) => {
     expect(listed(asked, "access-control-allow-headers")).toContain("mcp-protocol-version");
   });
 
+  it("should put CORS headers on a 429, so the page can read Retry-After and RateLimit", async () => {
+    const limited = await mountOn(
+      host,
+      createMcpHandler(createFixtureServer(), {
+        secret: "s",
+        allowedOrigins: [PAGE],
+        cors: { credentials: true },
+        rateLimit: { points: 1 },
+      }),
+    );
+    try {
+      expect((await limited.send(toolsCall(PAGE))).status).toBe(200);
+      const response = await limited.send(toolsCall(PAGE));
+      expect(response.status).toBe(429);
+      expectCorsFor(response, PAGE);
+      expect(response.headers.get("retry-after")).not.toBeNull();
+      expect(response.headers.get("ratelimit")).not.toBeNull();
+    } finally {
+      await limited.close();
+    }
+  });
+
   it("should put CORS headers on the 503 of a draining endpoint", async () => {
     const request = await withToken(toolsCall(PAGE));
     void mcp.close();
