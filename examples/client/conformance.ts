@@ -1,9 +1,11 @@
 // The client the official conformance suite drives in `client` mode: it runs this command with
 // the scenario's server URL appended, the scenario in MCP_CONFORMANCE_SCENARIO and, when a
 // version is asked for, MCP_CONFORMANCE_PROTOCOL_VERSION. One generic behaviour serves every
-// non-auth scenario: connect, list the tools, call each with arguments built from its schema,
-// answer input requests, close. test/client/conformance.test.ts records what passes.
-import { McpClient, type Tool } from "mcp-mount/client";
+// scenario: connect, list the tools, call each with arguments built from its schema, answer
+// input requests, close. The auth/* scenarios add sign-in: the suite's authorization server
+// approves at once, so `redirect` follows its answer instead of opening a browser.
+// test/client/conformance.test.ts records what passes.
+import { McpClient, type OAuthOptions, type Tool } from "mcp-mount/client";
 
 type JsonSchema = Record<string, unknown>;
 
@@ -39,7 +41,50 @@ function argumentsFor(schema: JsonSchema): Record<string, unknown> {
   return args;
 }
 
+/** Scenario data the suite hands over: exact tool calls, or a pre-registered client. */
+const context = JSON.parse(process.env.MCP_CONFORMANCE_CONTEXT ?? "{}") as {
+  toolCalls?: { name: string; arguments: Record<string, unknown> }[];
+  client_id?: string;
+  client_secret?: string;
+  private_key_pem?: string;
+  signing_algorithm?: string;
+  issuer?: string;
+};
+const scenario = process.env.MCP_CONFORMANCE_SCENARIO ?? "";
+
+/** Sign-in for the auth/* scenarios, headless: the redirect is read off the 302. */
+function authOptions(): OAuthOptions | undefined {
+  if (!scenario.startsWith("auth/")) return undefined;
+  const machine = scenario.startsWith("auth/client-credentials");
+  return {
+    grant: machine ? "client_credentials" : "authorization_code",
+    redirectUri: "http://localhost:3000/callback",
+    redirect: async (authorizationUrl) => {
+      const response = await fetch(authorizationUrl, { redirect: "manual" });
+      const location = response.headers.get("location");
+      if (!location) throw new Error(`the authorization server answered ${response.status}`);
+      return location;
+    },
+    // The suite's Client ID Metadata Document URL (auth/basic-cimd expects this one).
+    clientMetadataUrl: "https://conformance-test.local/client-metadata.json",
+    clientName: "mcp-mount-conformance-client",
+    ...(context.client_id
+      ? {
+          client: {
+            clientId: context.client_id,
+            ...(context.client_secret ? { clientSecret: context.client_secret } : {}),
+            ...(context.private_key_pem ? { privateKey: context.private_key_pem } : {}),
+            ...(context.signing_algorithm ? { signingAlgorithm: context.signing_algorithm } : {}),
+            ...(context.issuer ? { issuer: context.issuer } : {}),
+          },
+        }
+      : {}),
+  };
+}
+
+const auth = authOptions();
 const client = await McpClient.connect(url, {
+  ...(auth ? { auth } : {}),
   clientInfo: { name: "mcp-mount-conformance-client", version: "0.1.0" },
   // Derive the lifecycle from the version asked for; detect it when none is.
   era: version === undefined ? "auto" : version >= "2026-07-28" ? "modern" : "legacy",
@@ -56,11 +101,6 @@ const client = await McpClient.connect(url, {
   },
   onWarning: (message) => console.error(`warning: ${message}`),
 });
-/** Scenario data the suite hands over, such as the exact tool calls to make. */
-const context = JSON.parse(process.env.MCP_CONFORMANCE_CONTEXT ?? "{}") as {
-  toolCalls?: { name: string; arguments: Record<string, unknown> }[];
-};
-
 try {
   const tools: Tool[] = await client.tools();
   if (context.toolCalls) {
@@ -69,7 +109,7 @@ try {
       const result = await client.callTool(call.name, call.arguments);
       console.log(`${call.name}: ${JSON.stringify(result.content).slice(0, 300)}`);
     }
-  } else if (process.env.MCP_CONFORMANCE_SCENARIO === "json-schema-2020-12-preservation") {
+  } else if (scenario === "json-schema-2020-12-preservation") {
     // Round-trips the focal tool's schema through the echo tool, as the scenario asks.
     const focal = tools.find((tool) => tool.name !== "json_schema_echo");
     await client.callTool("json_schema_echo", { schema: focal?.inputSchema ?? {} });

@@ -2,6 +2,7 @@ import { MODERN_VERSION } from "../protocol/versions.js";
 import { createTelemetry } from "../telemetry/telemetry.js";
 import { isHttpRefusal, McpError } from "./errors.js";
 import { HttpWire } from "./http-wire.js";
+import { OAuthSession } from "./oauth/session.js";
 import { answerInput, capabilitiesFor, inputContextOf } from "./input.js";
 import { LegacySession } from "./legacy-session.js";
 import { isLegacyAnswer, ModernSession } from "./modern-session.js";
@@ -183,6 +184,12 @@ async function openLegacyOrSse(
   }
 }
 
+/** The HTTP options, with a fetch that signs in when `auth` is given. */
+function signedIn(target: string | URL, options: McpClientOptions): McpClientOptions {
+  if (!options.auth) return options;
+  return { ...options, fetch: new OAuthSession(target, options.auth, options.fetch).fetch };
+}
+
 /**
  * Opens a client's session on `target` (a Streamable HTTP URL, or a wire such as stdio): the
  * wire's handlers installed (notifications to `onNotification`, server requests to `onInput`),
@@ -195,7 +202,9 @@ export async function openClientSession(
   onNotification: (notification: Notification) => void,
 ): Promise<Session> {
   const wire =
-    typeof target === "string" || target instanceof URL ? new HttpWire(target, options) : target;
+    typeof target === "string" || target instanceof URL
+      ? new HttpWire(target, signedIn(target, options))
+      : target;
   const handlers = options.onInput ?? {};
   const telemetry = createTelemetry(options.telemetry);
   wire.handlers = {

@@ -1,6 +1,7 @@
 export type { TelemetryOptions } from "../telemetry/telemetry.js";
 export { type CacheHints, ResultCache } from "./cache.js";
 export { McpClient } from "./client.js";
+export type { CompletionRef, CompletionValues } from "./completion.js";
 export {
   ErrorCode,
   type InputRequest,
@@ -10,8 +11,20 @@ export {
   McpHttpError,
   ToolApprovalDeniedError,
 } from "./errors.js";
+export { type LoadedSkill, Skill, SkillVerificationError } from "./ext/skills/index.js";
 export type { HeadersOption, HttpOptions } from "./http-wire.js";
 export type { Subscription } from "./listen.js";
+export { memoryOAuthStore } from "./oauth/memory-store.js";
+export {
+  OAuthError,
+  type OAuthOptions,
+  type OAuthStore,
+  type PreRegisteredClient,
+  type RedirectHandler,
+  type StoredClient,
+  type StoredTokens,
+  type TokenEndpointAuthMethod,
+} from "./oauth/types.js";
 export type { Listed, McpClientOptions } from "./options.js";
 export {
   type AnthropicTool,

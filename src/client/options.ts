@@ -3,6 +3,7 @@ import type { LogLevel } from "../protocol/versions.js";
 import type { TelemetryOptions } from "../telemetry/telemetry.js";
 import type { ResultCache } from "./cache.js";
 import type { HttpOptions } from "./http-wire.js";
+import type { OAuthOptions } from "./oauth/types.js";
 import type { ToolPolicy } from "./tool.js";
 import type { Era, Implementation, InputHandlers, LogMessage, Notification } from "./types.js";
 
@@ -48,6 +49,12 @@ export interface McpClientOptions extends HttpOptions, ToolPolicy {
   probeTimeoutMs?: number;
   /** Receives warnings, such as tools excluded for invalid `x-mcp-header`. @default console.warn */
   onWarning?: (message: string) => void;
+  /**
+   * Sign in to a server protected by OAuth (MCP authorization): discovery on 401, a client
+   * identity, the user's sign-in through `redirect` (or client credentials), refresh and
+   * step-up; the token goes to the server's origin only. Needs the `oauth4webapi` peer.
+   */
+  auth?: OAuthOptions;
   /** Aborts connecting. */
   signal?: AbortSignal;
   /**

@@ -1,0 +1,155 @@
+import type { TokenEndpointResponse } from "oauth4webapi";
+import type { Discovery, ServerMetadata } from "./discovery.js";
+import type { ClientIdentity, IdentityContext } from "./identity.js";
+import { toOAuthError } from "./load.js";
+import { OAuthError, type StoredTokens } from "./types.js";
+
+function stored(
+  response: TokenEndpointResponse,
+  issuer: string,
+  resource: string,
+  scope: string | undefined,
+  previousRefresh?: string,
+): StoredTokens {
+  const refreshToken = response.refresh_token ?? previousRefresh;
+  return {
+    accessToken: response.access_token,
+    ...(refreshToken ? { refreshToken } : {}),
+    ...(typeof response.expires_in === "number"
+      ? { expiresAt: Date.now() + response.expires_in * 1000 }
+      : {}),
+    ...(scope ? { scope } : {}),
+    issuer,
+    resource,
+  };
+}
+
+/** The authorization request's URL: PKCE S256, state, `resource` and the scopes chosen. */
+function authorizationUrl(
+  server: ServerMetadata,
+  clientId: string,
+  redirectUri: string,
+  values: { challenge: string; state: string; resource: string; scope: string | undefined },
+): URL {
+  const url = new URL(String(server.authorization_endpoint));
+  url.searchParams.set("response_type", "code");
+  url.searchParams.set("client_id", clientId);
+  url.searchParams.set("redirect_uri", redirectUri);
+  url.searchParams.set("code_challenge", values.challenge);
+  url.searchParams.set("code_challenge_method", "S256");
+  url.searchParams.set("state", values.state);
+  url.searchParams.set("resource", values.resource);
+  if (values.scope) url.searchParams.set("scope", values.scope);
+  return url;
+}
+
+/**
+ * The authorization-code grant with PKCE (S256): the user signs in through `redirect`, the
+ * response is checked (state; `iss` per RFC 9207, compared exactly) before the code goes to
+ * the token endpoint, with `resource` on both requests (RFC 8707).
+ */
+export async function authorizationCodeGrant(
+  context: IdentityContext,
+  identity: ClientIdentity,
+  discovery: Discovery,
+  scope: string | undefined,
+): Promise<StoredTokens> {
+  const { oauth, options } = context;
+  const { server, resource } = discovery;
+  const { redirect, redirectUri } = options;
+  if (!redirect || !redirectUri) {
+    throw new OAuthError("Signing in needs `redirect` and `redirectUri` (where the user signs in)");
+  }
+  const methods = server.code_challenge_methods_supported;
+  if (!Array.isArray(methods) || !methods.includes("S256")) {
+    throw new OAuthError(`The authorization server ${server.issuer} does not support PKCE (S256)`);
+  }
+  const verifier = oauth.generateRandomCodeVerifier();
+  const state = oauth.generateRandomState();
+  const challenge = await oauth.calculatePKCECodeChallenge(verifier);
+  const url = authorizationUrl(server, identity.client.client_id, redirectUri, {
+    challenge,
+    state,
+    resource,
+    scope,
+  });
+  const back = new URL(await redirect(url));
+  try {
+    const params = oauth.validateAuthResponse(server as never, identity.client, back, state);
+    const response = await oauth.authorizationCodeGrantRequest(
+      server as never,
+      identity.client,
+      identity.auth,
+      params,
+      redirectUri,
+      verifier,
+      { additionalParameters: { resource }, ...context.http(String(server.token_endpoint)) },
+    );
+    const tokens = await oauth.processAuthorizationCodeResponse(
+      server as never,
+      identity.client,
+      response,
+    );
+    return stored(tokens, server.issuer, resource, scope);
+  } catch (error) {
+    throw toOAuthError(error, "Authorization");
+  }
+}
+
+/** The client-credentials grant of a machine client (MCP OAuth client-credentials extension). */
+export async function clientCredentialsGrant(
+  context: IdentityContext,
+  identity: ClientIdentity,
+  discovery: Discovery,
+  scope: string | undefined,
+): Promise<StoredTokens> {
+  const { oauth } = context;
+  const { server, resource } = discovery;
+  try {
+    const response = await oauth.clientCredentialsGrantRequest(
+      server as never,
+      identity.client,
+      identity.auth,
+      { resource, ...(scope ? { scope } : {}) },
+      context.http(String(server.token_endpoint)),
+    );
+    const tokens = await oauth.processClientCredentialsResponse(
+      server as never,
+      identity.client,
+      response,
+    );
+    return stored(tokens, server.issuer, resource, scope);
+  } catch (error) {
+    throw toOAuthError(error, "Client credentials grant");
+  }
+}
+
+/** Exchanges a refresh token for new tokens, for the same resource. */
+export async function refreshGrant(
+  context: IdentityContext,
+  identity: ClientIdentity,
+  server: ServerMetadata,
+  tokens: StoredTokens & { refreshToken: string },
+): Promise<StoredTokens> {
+  const { oauth } = context;
+  try {
+    const response = await oauth.refreshTokenGrantRequest(
+      server as never,
+      identity.client,
+      identity.auth,
+      tokens.refreshToken,
+      {
+        additionalParameters: { resource: tokens.resource },
+        ...context.http(String(server.token_endpoint)),
+      },
+    );
+    const fresh = await oauth.processRefreshTokenResponse(
+      server as never,
+      identity.client,
+      response,
+    );
+    return stored(fresh, server.issuer, tokens.resource, tokens.scope, tokens.refreshToken);
+  } catch (error) {
+    throw toOAuthError(error, "Token refresh");
+  }
+}

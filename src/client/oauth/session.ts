@@ -1,0 +1,216 @@
+import { type BearerChallenge, bearerChallengeOf, unionScopes } from "./challenge.js";
+import { type Discovery, discover, type ServerMetadata, serverMetadata } from "./discovery.js";
+import { authorizationCodeGrant, clientCredentialsGrant, refreshGrant } from "./grants.js";
+import { type IdentityContext, identityFor } from "./identity.js";
+import { isLoopbackHost, loadOAuth4WebApi } from "./load.js";
+import { memoryOAuthStore } from "./memory-store.js";
+import type { OAuthOptions, OAuthStore, StoredTokens } from "./types.js";
+
+const stores = new WeakMap<OAuthOptions, OAuthStore>();
+
+/** The memory store of one options object, shared by the clients given it. */
+function sharedMemoryStore(options: OAuthOptions): OAuthStore {
+  const store = stores.get(options) ?? memoryOAuthStore();
+  stores.set(options, store);
+  return store;
+}
+
+/** The key under which the tokens for the MCP server at `url` are kept. */
+export function tokensKey(url: URL | string): string {
+  return `tokens ${new URL(url).href}`;
+}
+
+/**
+ * Signs a client in to one protected MCP server and keeps it signed in, as a fetch wrapper:
+ * requests to the server's origin carry its access token (never to any other origin); a 401
+ * runs discovery and a refresh or a new authorization, a 403 `insufficient_scope` a step-up
+ * with the union of the scopes (a few times at most); tokens are refreshed before they expire.
+ */
+export class OAuthSession {
+  readonly #serverUrl: URL;
+  readonly #options: OAuthOptions;
+  readonly #store: OAuthStore;
+  readonly #inner: typeof fetch;
+  #tokens: StoredTokens | undefined | null = null;
+  #discovery: Discovery | undefined;
+  #pending: Promise<StoredTokens | undefined> | undefined;
+
+  constructor(serverUrl: string | URL, options: OAuthOptions, inner?: typeof fetch) {
+    this.#serverUrl = new URL(serverUrl);
+    this.#options = options;
+    this.#store = options.store ?? sharedMemoryStore(options);
+    this.#inner = inner ?? ((input, init) => globalThis.fetch(input, init));
+  }
+
+  /** The fetch to give the transport. */
+  readonly fetch: typeof fetch = (input, init) => this.#fetch(input, init);
+
+  async #fetch(input: RequestInfo | URL, init: RequestInit = {}): Promise<Response> {
+    if (input instanceof Request) return this.#inner(input, init);
+    const url = new URL(input);
+    if (url.origin !== this.#serverUrl.origin) return this.#inner(url, init);
+    let refreshed = false;
+    let signedIn = false;
+    let stepUps = 0;
+    for (;;) {
+      const tokens = await this.#current();
+      const response = await this.#send(url, init, tokens);
+      if (response.status !== 401 && response.status !== 403) return response;
+      const challenge = bearerChallengeOf(response);
+      const stepUp = response.status === 403 && challenge?.error === "insufficient_scope";
+      if (
+        response.status === 401 ? signedIn : !stepUp || stepUps >= (this.#options.maxStepUps ?? 2)
+      ) {
+        return response;
+      }
+      await response.body?.cancel();
+      if (stepUp) {
+        stepUps++;
+        await this.#exclusive(() =>
+          this.#signIn(challenge, unionScopes(tokens?.scope, challenge.scope)),
+        );
+      } else if (!refreshed && tokens?.refreshToken) {
+        refreshed = true;
+        await this.#exclusive(() => this.#recover(challenge, tokens));
+      } else {
+        signedIn = true;
+        await this.#exclusive(() => this.#signIn(challenge, challenge?.scope));
+      }
+    }
+  }
+
+  /** Sends with the token, following only same-origin 307/308 redirects with it. */
+  async #send(url: URL, init: RequestInit, tokens: StoredTokens | undefined): Promise<Response> {
+    if (!tokens) return this.#inner(url, init);
+    const headers = new Headers(init.headers);
+    headers.set("authorization", `Bearer ${tokens.accessToken}`);
+    let target = url;
+    for (let hops = 0; ; hops++) {
+      const response = await this.#inner(target, { ...init, headers, redirect: "manual" });
+      const location = response.headers.get("location");
+      if ((response.status !== 307 && response.status !== 308) || !location || hops >= 5) {
+        return response;
+      }
+      const next = new URL(location, target);
+      if (next.origin !== this.#serverUrl.origin) return response;
+      await response.body?.cancel();
+      target = next;
+    }
+  }
+
+  /** One sign-in or refresh at a time; concurrent requests wait for it. */
+  #exclusive(work: () => Promise<StoredTokens | undefined>): Promise<StoredTokens | undefined> {
+    this.#pending ??= work().finally(() => {
+      this.#pending = undefined;
+    });
+    return this.#pending;
+  }
+
+  async #load(): Promise<StoredTokens | undefined> {
+    if (this.#tokens === null) {
+      const kept = await this.#store.get(tokensKey(this.#serverUrl));
+      this.#tokens = kept ? (JSON.parse(kept) as StoredTokens) : undefined;
+    }
+    return this.#tokens;
+  }
+
+  async #save(tokens: StoredTokens): Promise<StoredTokens> {
+    this.#tokens = tokens;
+    await this.#store.set(tokensKey(this.#serverUrl), JSON.stringify(tokens));
+    return tokens;
+  }
+
+  /** The token to send: refreshed first when it is about to expire. */
+  async #current(): Promise<StoredTokens | undefined> {
+    if (this.#pending) await this.#pending.catch(() => {});
+    const tokens = await this.#load();
+    if (tokens?.expiresAt === undefined) return tokens;
+    const margin = (this.#options.refreshBeforeExpirySec ?? 60) * 1000;
+    if (tokens.expiresAt - margin > Date.now()) return tokens;
+    return this.#exclusive(() => this.#renew(tokens)).catch(() => undefined);
+  }
+
+  async #context(): Promise<IdentityContext> {
+    const oauth = await loadOAuth4WebApi();
+    const allowed = this.#options.allowInsecureRequests;
+    return {
+      oauth,
+      options: this.#options,
+      store: this.#store,
+      fetch: this.#inner,
+      http: (url) => ({
+        [oauth.customFetch]: this.#inner,
+        [oauth.allowInsecureRequests]: allowed ?? isLoopbackHost(new URL(url).hostname),
+      }),
+    };
+  }
+
+  async #metadataOf(issuer: string): Promise<ServerMetadata> {
+    const known = this.#discovery?.server;
+    return known?.issuer === issuer ? known : serverMetadata(issuer, this.#inner);
+  }
+
+  /** A refresh, or a new client-credentials token; undefined when the user must sign in. */
+  async #renew(tokens: StoredTokens): Promise<StoredTokens | undefined> {
+    const context = await this.#context();
+    const server = await this.#metadataOf(tokens.issuer);
+    const identity = await identityFor(context, server);
+    if (tokens.refreshToken) {
+      return this.#save(
+        await refreshGrant(context, identity, server, {
+          ...tokens,
+          refreshToken: tokens.refreshToken,
+        }),
+      );
+    }
+    if (this.#options.grant !== "client_credentials") return undefined;
+    const discovery = { resource: tokens.resource, scopesSupported: undefined, server };
+    return this.#save(await clientCredentialsGrant(context, identity, discovery, tokens.scope));
+  }
+
+  /** After a 401 with a token: refresh at the same issuer, else sign in again. */
+  async #recover(
+    challenge: BearerChallenge | undefined,
+    sent: StoredTokens,
+  ): Promise<StoredTokens | undefined> {
+    this.#discovery = await discover(this.#serverUrl, challenge, this.#inner);
+    if (sent.refreshToken && sent.issuer === this.#discovery.server.issuer) {
+      const renewed = await this.#renew(sent).catch(() => undefined);
+      if (renewed) return renewed;
+    }
+    return this.#signIn(challenge, challenge?.scope);
+  }
+
+  /**
+   * Discovery, a client identity, then a grant. Scopes: those asked for, else the resource's
+   * `scopes_supported`, else none; plus `offline_access` when the server lists it (refresh).
+   */
+  async #signIn(
+    challenge: BearerChallenge | undefined,
+    scope: string | undefined,
+  ): Promise<StoredTokens> {
+    const discovery = await discover(this.#serverUrl, challenge, this.#inner);
+    this.#discovery = discovery;
+    const context = await this.#context();
+    const identity = await identityFor(context, discovery.server);
+    let wanted = scope ?? discovery.scopesSupported?.join(" ");
+    if (this.#options.grant === "client_credentials") {
+      return this.#save(
+        await clientCredentialsGrant(context, identity, discovery, wanted || undefined),
+      );
+    }
+    const offered = discovery.server.scopes_supported;
+    if (Array.isArray(offered) && offered.includes("offline_access")) {
+      wanted = unionScopes(wanted, "offline_access");
+    }
+    return this.#save(
+      await authorizationCodeGrant(context, identity, discovery, wanted || undefined),
+    );
+  }
+
+  /** Forgets the tokens kept for this server (the registration stays). */
+  async signOut(): Promise<void> {
+    this.#tokens = undefined;
+    await this.#store.delete(tokensKey(this.#serverUrl));
+  }
+}

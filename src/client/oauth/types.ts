@@ -1,0 +1,98 @@
+/** Where a client's OAuth state lives: a string per key (tokens per server, clients per issuer). */
+export interface OAuthStore {
+  get(key: string): Promise<string | undefined> | string | undefined;
+  set(key: string, value: string): Promise<void> | void;
+  delete(key: string): Promise<void> | void;
+}
+
+/** Token endpoint authentication methods the client speaks (RFC 7591 names). */
+export type TokenEndpointAuthMethod =
+  | "none"
+  | "client_secret_basic"
+  | "client_secret_post"
+  | "private_key_jwt";
+
+/** A client registered with an authorization server beforehand. */
+export interface PreRegisteredClient {
+  clientId: string;
+  /** The secret of a confidential client. */
+  clientSecret?: string;
+  /** A PKCS #8 PEM private key, or a CryptoKey, for `private_key_jwt`. */
+  privateKey?: string | CryptoKey;
+  /** JWS algorithm of `privateKey`. @default "ES256" */
+  signingAlgorithm?: string;
+  /** How to authenticate at the token endpoint. @default from the credentials and what the server supports */
+  tokenEndpointAuthMethod?: TokenEndpointAuthMethod;
+  /**
+   * The issuer this client belongs to: used only with that authorization server (client ids
+   * are not portable across servers). @default any
+   */
+  issuer?: string;
+}
+
+/** Resolves with the URL the authorization server redirected the user-agent to. */
+export type RedirectHandler = (authorizationUrl: URL) => Promise<string | URL>;
+
+/** How `McpClient` signs in to a protected server (MCP authorization, OAuth 2.1). */
+export interface OAuthOptions {
+  /**
+   * Sends the user to the authorization URL (a browser, a desktop window) and resolves with
+   * the redirect back to `redirectUri`. Needed for the authorization-code grant.
+   */
+  redirect?: RedirectHandler;
+  /** The redirect URI registered for the client, e.g. a loopback listener's. */
+  redirectUri?: string;
+  /** `"client_credentials"` for a machine client acting on its own behalf. @default "authorization_code" */
+  grant?: "authorization_code" | "client_credentials";
+  /** A pre-registered client: used first, when it belongs to the server's issuer. */
+  client?: PreRegisteredClient;
+  /** An HTTPS URL of the client's metadata document, used as `client_id` where servers support it. */
+  clientMetadataUrl?: string;
+  /** Name shown to the user by servers that register the client dynamically. @default "mcp-mount client" */
+  clientName?: string;
+  /** Where tokens and registrations are kept. @default in memory, for this options object */
+  store?: OAuthStore;
+  /** Re-authorizations for more scope (403 `insufficient_scope`) per request. @default 2 */
+  maxStepUps?: number;
+  /** Refresh this many seconds before a token expires. @default 60 */
+  refreshBeforeExpirySec?: number;
+  /** Allow plain HTTP to authorization servers. @default only on loopback hosts */
+  allowInsecureRequests?: boolean;
+}
+
+/** Tokens kept for one MCP server (its canonical URI). */
+export interface StoredTokens {
+  accessToken: string;
+  refreshToken?: string;
+  /** Epoch milliseconds. */
+  expiresAt?: number;
+  /** The scopes asked for, space-separated. */
+  scope?: string;
+  /** The authorization server that issued them. */
+  issuer: string;
+  /** The `resource` they were issued for. */
+  resource: string;
+}
+
+/** A client identity at one authorization server, as registered or pre-registered. */
+export interface StoredClient {
+  clientId: string;
+  clientSecret?: string;
+  tokenEndpointAuthMethod: TokenEndpointAuthMethod;
+  redirectUri?: string;
+}
+
+/**
+ * Signing in failed: discovery, registration, the user's answer or the token endpoint. The
+ * message never carries a token, code or secret.
+ */
+export class OAuthError extends Error {
+  /** The OAuth error code when the authorization server gave one (e.g. `invalid_grant`). */
+  readonly code: string | undefined;
+
+  constructor(message: string, code?: string) {
+    super(message);
+    this.name = "OAuthError";
+    this.code = code;
+  }
+}
