@@ -74,6 +74,14 @@ class NodeHttpRequest implements McpHttpRequest {
     return this.#abort.signal;
   }
 
+  get remotePort(): number | undefined {
+    return this.#req.socket.remotePort;
+  }
+
+  get httpVersion(): string {
+    return this.#req.httpVersion;
+  }
+
   header(name: string): string | null {
     const value = this.#req.headers[name];
     return value === undefined ? null : Array.isArray(value) ? value.join(", ") : value;

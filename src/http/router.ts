@@ -114,7 +114,13 @@ async function routeTraced(
       id: isRequestId(message.id) ? message.id : undefined,
       params: isObject(message.params) ? message.params : undefined,
     },
-    { transport: "tcp", clientAddress: clientAddressOf(req, options.hops) },
+    {
+      transport: "tcp",
+      clientAddress: clientAddressOf(req, options.hops),
+      // Behind a proxy the socket's port is the proxy's, not the client's.
+      clientPort: options.hops === 0 ? req.remotePort : undefined,
+      httpVersion: req.httpVersion,
+    },
   );
   try {
     const response = await routeMessage(options, req, message, { ...caller, operation }, verified);

@@ -26,6 +26,10 @@ export interface McpHttpRequest {
   readonly localAddress?: string;
   /** The peer's address (the client, or the proxy in front), when the host knows it. */
   readonly remoteAddress?: string;
+  /** The peer's port, when the host knows it (telemetry's `client.port`). */
+  readonly remotePort?: number | undefined;
+  /** The HTTP version the request came in (`1.1`, `2`), when the host knows it. */
+  readonly httpVersion?: string;
   /**
    * Computes the app's context for this request (an adapter's `context` option); called once,
    * after the Host and Origin checks and before auth. May return a promise.

@@ -19,6 +19,7 @@ export const McpAttributes = {
   networkTransport: "network.transport",
   networkProtocolName: "network.protocol.name",
   clientAddress: "client.address",
+  clientPort: "client.port",
   serverAddress: "server.address",
   serverPort: "server.port",
 } as const;

@@ -50,7 +50,11 @@ function carriesContext(meta: JsonObject): boolean {
 export interface Arrival {
   transport: "tcp" | "pipe";
   /** The client's address, when the host knows it (`trustProxy` decides which). */
-  clientAddress?: string;
+  clientAddress?: string | undefined;
+  /** The client's port, when the host knows it and no proxy stands between. */
+  clientPort?: number | undefined;
+  /** The HTTP version (`1.1`, `2`), when the host knows it. */
+  httpVersion?: string | undefined;
 }
 
 /**
@@ -92,6 +96,10 @@ export class ServerOperation {
     if (arrival.transport === "tcp") {
       this.#metric["network.protocol.name"] = "http";
       spanAttributes["network.protocol.name"] = "http";
+      if (arrival.httpVersion !== undefined) {
+        this.#metric["network.protocol.version"] = arrival.httpVersion;
+        spanAttributes["network.protocol.version"] = arrival.httpVersion;
+      }
     }
     if (message.id !== undefined && message.id !== null)
       spanAttributes[McpAttributes.requestId] = String(message.id);
@@ -99,6 +107,8 @@ export class ServerOperation {
     if (uri !== undefined) spanAttributes[McpAttributes.resourceUri] = uri;
     if (arrival.clientAddress !== undefined)
       spanAttributes[McpAttributes.clientAddress] = arrival.clientAddress;
+    if (arrival.clientPort !== undefined)
+      spanAttributes[McpAttributes.clientPort] = arrival.clientPort;
     const ambient = context.active();
     const meta = metaOf(message.params);
     const carried =

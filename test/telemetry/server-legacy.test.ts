@@ -35,7 +35,9 @@ describe("legacy SERVER spans", () => {
     "mcp_mount.era": "legacy",
     "network.transport": "tcp",
     "network.protocol.name": "http",
+    "network.protocol.version": "1.1",
     "client.address": "127.0.0.1",
+    "client.port": expect.any(Number),
   });
 
   it("should trace initialize and notifications/initialized with the session they open", async () => {

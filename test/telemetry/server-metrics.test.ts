@@ -14,6 +14,7 @@ const HIGH_CARDINALITY = [
   "mcp.session.id",
   "mcp.resource.uri",
   "client.address",
+  "client.port",
 ];
 
 // mcp.server.operation.duration, and where spans go by default (the global providers) or not at
@@ -45,6 +46,7 @@ describe("mcp.server.operation.duration", () => {
       "mcp.protocol.version": VERSION,
       "network.transport": "tcp",
       "network.protocol.name": "http",
+      "network.protocol.version": "1.1",
     });
     expect(point?.value.count).toBe(2);
     expect(point?.value.sum).toBeGreaterThan(0);

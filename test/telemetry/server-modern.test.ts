@@ -46,7 +46,15 @@ describe.each(["fetch", "node"] as const)("modern SERVER spans through %s", (tra
     expect(span.kind).toBe(SpanKind.SERVER);
     return span;
   };
-  const clientAddress = transport === "node" ? { "client.address": "127.0.0.1" } : {};
+  // A socket tells the client's address and port and the HTTP version; a bare fetch call none.
+  const clientAddress =
+    transport === "node"
+      ? {
+          "client.address": "127.0.0.1",
+          "client.port": expect.any(Number),
+          "network.protocol.version": "1.1",
+        }
+      : {};
 
   it("should name tools/call after its tool, with the required and recommended attributes", async () => {
     const { result } = await call(
