@@ -34,7 +34,9 @@ export interface NextRouteOptions<App = unknown> {
 }
 
 /**
- * Route handlers for `app/mcp/route.ts`: `export const { GET, POST, DELETE } = toNextRoute(mcp)`.
+ * Route handlers for `app/mcp/route.ts`: `export const { GET, POST, DELETE, OPTIONS } =
+ * toNextRoute(mcp)`. Export `OPTIONS` for browser clients on other origins: without it Next.js
+ * answers their CORS preflight itself, with no CORS headers.
  *
  * @example
  * ```ts
@@ -43,7 +45,7 @@ export interface NextRouteOptions<App = unknown> {
  * import { toNextRoute } from "mcp-mount/next";
  *
  * const server = new McpServer({ name: "notes", version: "1.0.0" });
- * export const { GET, POST, DELETE } = toNextRoute(createMcpHandler(server));
+ * export const { GET, POST, DELETE, OPTIONS } = toNextRoute(createMcpHandler(server));
  * ```
  */
 export function toNextRoute<App = unknown>(

@@ -1,7 +1,16 @@
 import { fileURLToPath } from "node:url";
 import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { Browser, Page } from "playwright-core";
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { type LocalIssuer, startLocalIssuer } from "../../examples/shared/local-issuer.js";
+import { launchChromium } from "../helpers/browser.js";
+import {
+  assertCapturedMessages,
+  bundleClient,
+  type PageServer,
+  type PageWindow,
+  servePage,
+} from "../helpers/browser-page.js";
 import { legacyCall, openSession } from "../helpers/legacy.js";
 import {
   call,
@@ -21,6 +30,8 @@ import { SseReader } from "../helpers/stream.js";
 const APP_DIR = fileURLToPath(new URL("../../examples/nextjs/", import.meta.url));
 const ENV = { MCP_SECRET: "next-test-secret" };
 const NOTE_SCOPES = 'scope="notes:read notes:write"';
+/** A page's origin on loopback: the routes' default `allowedOrigins` admit it (the app is on loopback). */
+const PAGE_ORIGIN = "http://localhost:5173";
 /** Each route as [runtime, path]. */
 const ROUTES: [runtime: string, path: string][] = [
   ["nodejs", "/mcp"],
@@ -234,6 +245,42 @@ describe.each(ROUTES)("examples/nextjs on the %s runtime (next start, %s)", (run
     expect(status).toBe(403);
     expect(error?.code).toBe(-32600);
   });
+
+  it("should answer a CORS preflight from a loopback page before anything else, and refuse another site's", async () => {
+    const asked = {
+      "access-control-request-method": "POST",
+      "access-control-request-headers": "content-type, mcp-protocol-version, mcp-method, mcp-name",
+    };
+    const allowed = await send({ method: "OPTIONS", headers: { origin: PAGE_ORIGIN, ...asked } });
+    expect(allowed.status).toBe(204);
+    expect(allowed.headers.get("access-control-allow-origin")).toBe(PAGE_ORIGIN);
+    expect(allowed.headers.get("vary")).toMatch(/Origin/);
+    expect(allowed.headers.get("access-control-max-age")).toBe("7200");
+    const headers = allowed.headers.get("access-control-allow-headers")?.toLowerCase() ?? "";
+    for (const name of ["content-type", "authorization", "mcp-protocol-version", "mcp-method"])
+      expect(headers).toContain(name);
+    const refused = await send({
+      method: "OPTIONS",
+      headers: { origin: "https://evil.example", ...asked },
+    });
+    expect(refused.status).toBe(403);
+    expect(refused.headers.get("access-control-allow-origin")).toBeNull();
+  });
+
+  it("should answer a loopback page's request with CORS headers, exposing MCP's", async () => {
+    const response = await post(
+      { ...modernHeaders("tools/list"), origin: PAGE_ORIGIN },
+      JSON.stringify({
+        jsonrpc: "2.0",
+        id: 1,
+        method: "tools/list",
+        params: { _meta: modernMeta() },
+      }),
+    );
+    expect(readExchange(response, "tools/list").status).toBe(200);
+    expect(response.headers.get("access-control-allow-origin")).toBe(PAGE_ORIGIN);
+    expect(response.headers.get("access-control-expose-headers")).toContain("Mcp-Session-Id");
+  });
 });
 
 describe("Host and Origin checks on examples/nextjs (next start -H 127.0.0.1)", () => {
@@ -413,6 +460,33 @@ describe("bearer auth on examples/nextjs (next start, /auth/mcp)", () => {
     });
   });
 
+  it("should let a page on another origin read the 401's challenge and preflight the metadata", async () => {
+    const response = await send({
+      method: "POST",
+      headers: { ...modernHeaders("tools/list"), origin: PAGE_ORIGIN },
+      body: JSON.stringify({
+        jsonrpc: "2.0",
+        id: 1,
+        method: "tools/list",
+        params: { _meta: modernMeta() },
+      }),
+    });
+    expect(response.status).toBe(401);
+    expect(response.headers.get("access-control-allow-origin")).toBe(PAGE_ORIGIN);
+    expect(response.headers.get("access-control-expose-headers")).toContain("WWW-Authenticate");
+    const preflight = await fetch(metadataUrl(), {
+      method: "OPTIONS",
+      headers: {
+        origin: "https://any.example",
+        "access-control-request-method": "GET",
+        "access-control-request-headers": "mcp-protocol-version",
+      },
+    });
+    expect(preflight.status).toBe(204);
+    expect(preflight.headers.get("access-control-allow-origin")).toBe("*");
+    expect(preflight.headers.get("access-control-allow-headers")).toContain("MCP-Protocol-Version");
+  });
+
   it("should answer 401 naming the metadata URL and the scopes when no token is sent", async () => {
     const exchange = await call(send, "tools/list");
     expect(exchange.status).toBe(401);
@@ -529,5 +603,103 @@ describe("the protected route of examples/nextjs without AUTH_ISSUER and AUTH_RE
           "Auth is not configured: set AUTH_ISSUER (the OAuth issuer's URL) and AUTH_RESOURCE (this endpoint's public URL)",
       },
     });
+  });
+});
+
+// A real browser against the same build: the page on its own loopback origin, the app's routes on
+// another (admitted by the default allowedOrigins, since both are loopback).
+describe("a page on another origin in Chromium against examples/nextjs", () => {
+  let browser: Browser;
+  let pageServer: PageServer;
+  let tab: Page;
+  beforeAll(async () => {
+    [browser, pageServer] = await Promise.all([launchChromium(), servePage(await bundleClient())]);
+  });
+  afterAll(async () => {
+    await browser?.close();
+    await pageServer?.close();
+  });
+  beforeEach(async () => {
+    tab = await browser.newPage();
+    await tab.goto(`${pageServer.origin}/`);
+    await tab.waitForFunction(() => (window as unknown as PageWindow).ready === true);
+  });
+  afterEach(() => tab.close());
+
+  it.each(ROUTES)(
+    "should list and call tools and finish an MRTR elicitation on the %s route (%s)",
+    async (runtime, path) => {
+      const outcome = await tab.evaluate(
+        async ({ url }) => {
+          const w = window as unknown as PageWindow;
+          const client = await w.mcp.McpClient.connect(url, {
+            era: "modern",
+            fetch: w.capturingFetch,
+            onInput: { elicitation: async () => ({ action: "accept", content: { name: "Ada" } }) },
+          });
+          const tools = (await client.tools()).map((tool) => tool.name);
+          const runtime = (await client.callTool("runtime", {})).structuredContent;
+          const greeting = (await client.callTool("greet", {})).content;
+          await client.close();
+          return { tools, runtime, greeting };
+        },
+        { url: app.origin + path },
+      );
+      expect(outcome.tools).toEqual(["echo", "runtime", "countdown", "greet"]);
+      expect(outcome.runtime).toEqual({ runtime });
+      expect(outcome.greeting).toEqual([{ type: "text", text: "Hello, Ada!" }]);
+      const captured = await tab.evaluate(() => (window as unknown as PageWindow).captured);
+      const greets = captured.filter((entry) => entry.request?.includes('"greet"'));
+      expect(greets.map((entry) => JSON.parse(entry.text).result.resultType)).toEqual([
+        "input_required",
+        "complete",
+      ]);
+      expect(assertCapturedMessages(captured)).toBeGreaterThanOrEqual(4);
+    },
+  );
+
+  it("should call a tool with a bearer token on /auth/mcp", async () => {
+    const token = await issuer.sign({ sub: "page-user", aud: `${app.origin}/auth/mcp` });
+    const whoami = await tab.evaluate(
+      async ({ url, token }) => {
+        const w = window as unknown as PageWindow;
+        const client = await w.mcp.McpClient.connect(url, {
+          era: "modern",
+          headers: { authorization: `Bearer ${token}` },
+          fetch: w.capturingFetch,
+        });
+        const result = await client.callTool("whoami", {});
+        await client.close();
+        return result.structuredContent;
+      },
+      { url: `${app.origin}/auth/mcp`, token },
+    );
+    expect(whoami).toEqual({ issuer: issuer.url, subject: "page-user", scopes: [] });
+    assertCapturedMessages(await tab.evaluate(() => (window as unknown as PageWindow).captured));
+  });
+
+  it("should run a legacy session on the Node.js route, its id read from the exposed header", async () => {
+    const outcome = await tab.evaluate(
+      async ({ url }) => {
+        const w = window as unknown as PageWindow;
+        const client = await w.mcp.McpClient.connect(url, {
+          era: "legacy",
+          fetch: w.capturingFetch,
+          onInput: { elicitation: async () => ({ action: "accept", content: { name: "Lin" } }) },
+        });
+        const greeting = (await client.callTool("greet", {})).content;
+        await client.close();
+        return { era: client.era, greeting };
+      },
+      { url: `${app.origin}/mcp` },
+    );
+    expect(outcome).toEqual({ era: "legacy", greeting: [{ type: "text", text: "Hello, Lin!" }] });
+    const captured = await tab.evaluate(() => (window as unknown as PageWindow).captured);
+    expect(captured.find((entry) => entry.request?.includes('"initialize"'))?.sessionId).toMatch(
+      /^[\x21-\x7e]+$/,
+    );
+    // The DELETE that ended it was answered: it named the session, read from the header.
+    expect(captured.at(-1)).toMatchObject({ httpMethod: "DELETE", status: 200 });
+    assertCapturedMessages(captured);
   });
 });

@@ -2,4 +2,4 @@ import { notesRoute } from "../../../lib/notes";
 
 export const runtime = "nodejs";
 
-export const { GET, POST, DELETE } = notesRoute;
+export const { GET, POST, DELETE, OPTIONS } = notesRoute;

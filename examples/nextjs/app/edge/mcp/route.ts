@@ -3,4 +3,4 @@ import { createExampleHandler } from "../../../lib/server";
 
 export const runtime = "edge";
 
-export const { GET, POST, DELETE } = toNextRoute(createExampleHandler("edge"));
+export const { GET, POST, DELETE, OPTIONS } = toNextRoute(createExampleHandler("edge"));
