@@ -1,5 +1,5 @@
 import type { AddressInfo } from "node:net";
-import { secretFromEnv, storeFromEnv } from "../shared/env.js";
+import { corsOriginsFromEnv, secretFromEnv, storeFromEnv } from "../shared/env.js";
 import { closeOnSignal } from "../shared/shutdown.js";
 import { createExampleApp } from "./app.js";
 
@@ -10,7 +10,15 @@ const secret = secretFromEnv("mcp-mount-example-dev-secret");
 
 const { store, close: closeStore } = await storeFromEnv();
 
-const { app, mcp } = createExampleApp({ secret, store });
+// MCP_CORS_ORIGINS lists the pages that may call from other origins; the tools' X-Request-Id
+// header (see whoami) is allowed for them too.
+const allowedOrigins = corsOriginsFromEnv();
+const { app, mcp } = createExampleApp({
+  secret,
+  store,
+  allowedOrigins,
+  cors: { allowedHeaders: ["X-Request-Id"] },
+});
 
 const httpServer = app.listen(port, host, (error?: Error) => {
   // Express 5 calls back with the listen error (a port in use, say) too.
@@ -21,6 +29,7 @@ const httpServer = app.listen(port, host, (error?: Error) => {
   // The port actually bound: PORT=0 asks the system for a free one.
   const url = `http://${host}:${(httpServer.address() as AddressInfo).port}/mcp`;
   console.log(`MCP server listening on ${url}${store ? " (Redis store)" : ""}`);
+  if (allowedOrigins) console.log(`Browser pages allowed (CORS): ${allowedOrigins.join(", ")}`);
   console.log("Try it:");
   console.log(
     `  curl -s ${url} -H 'content-type: application/json' -H 'accept: application/json, text/event-stream' \\

@@ -37,3 +37,17 @@ export async function storeFromEnv(): Promise<{
     },
   };
 }
+
+/**
+ * The browser origins allowed to call the endpoint, from MCP_CORS_ORIGINS (comma-separated, e.g.
+ * `http://localhost:5173,https://app.example.com`): pages there may call it across origins
+ * (CORS), and any other page's request is refused. Unset: the handler's default (same-origin,
+ * plus loopback pages on a loopback host).
+ */
+export function corsOriginsFromEnv(): string[] | undefined {
+  const origins = (process.env.MCP_CORS_ORIGINS ?? "")
+    .split(",")
+    .map((origin) => origin.trim())
+    .filter((origin) => origin !== "");
+  return origins.length > 0 ? origins : undefined;
+}

@@ -146,3 +146,49 @@ describe("examples/express/server.ts on SIGTERM (a rolling deploy)", () => {
     }
   });
 });
+
+describe.each([
+  ["examples/express/server.ts", /listening on (http:\/\/\S+\/mcp)/],
+  ["examples/conformance/server.ts", /listening on (http:\/\/\S+\/mcp)/],
+])("%s with MCP_CORS_ORIGINS", (script, printed) => {
+  const PAGE = "https://app.example.com";
+  const preflight = (url: string, origin: string) =>
+    fetch(url, {
+      method: "OPTIONS",
+      headers: {
+        origin,
+        "access-control-request-method": "POST",
+        "access-control-request-headers": "content-type, mcp-protocol-version, mcp-method",
+      },
+    });
+
+  it("should answer the listed origins' preflights and requests with CORS, and refuse others", async () => {
+    const example = await startExample(script, printed, {
+      MCP_CORS_ORIGINS: ` http://localhost:5173 , ${PAGE}`,
+    });
+    try {
+      const allowed = await preflight(example.url, PAGE);
+      expect(allowed.status).toBe(204);
+      expect(allowed.headers.get("access-control-allow-origin")).toBe(PAGE);
+      expect(allowed.headers.get("access-control-allow-headers")).toContain("Mcp-Method");
+      const refused = await preflight(example.url, "http://localhost:8080");
+      expect(refused.status).toBe(403);
+      expect(refused.headers.get("access-control-allow-origin")).toBeNull();
+      const discover = await fetch(example.url, {
+        method: "POST",
+        headers: { ...modernHeaders("server/discover"), origin: PAGE },
+        body: JSON.stringify({
+          jsonrpc: "2.0",
+          id: 1,
+          method: "server/discover",
+          params: { _meta: modernMeta() },
+        }),
+      });
+      expect(discover.status).toBe(200);
+      expect(discover.headers.get("access-control-allow-origin")).toBe(PAGE);
+      assertModernMessage(await discover.json(), "server/discover");
+    } finally {
+      expect(await stop(example.child)).toBe(0);
+    }
+  });
+});
