@@ -1,4 +1,4 @@
-import { memoryRateLimiter } from "./memory-rate-limiter.js";
+import { memoryRateLimiters } from "./memory-rate-limiter.js";
 import { memoryEventLog, memorySessions } from "./memory-sessions.js";
 import { memoryTasks } from "./memory-tasks.js";
 import type { BusMessage, EventBus, McpStore, NonceStore } from "./types.js";
@@ -84,7 +84,7 @@ export function memoryStore(options: MemoryStoreOptions = {}): McpStore {
     events: memoryEventLog(options.maxEventsPerStream ?? 1_000),
     tasks,
     async ping() {},
-    rateLimiter: memoryRateLimiter,
+    rateLimiter: memoryRateLimiters(),
     async close() {
       clearInterval(sweeper);
     },

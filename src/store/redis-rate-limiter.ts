@@ -6,8 +6,8 @@ import type { RateLimiter, RateLimitPolicy } from "./types.js";
 /**
  * Budgets in Redis (rate-limiter-flexible's `RateLimiterRedis` on the store's connection): one
  * key per budget, charged by one script, so every process sharing the store spends the same
- * budget and none can overdraw it. While the connection is not ready, a charge fails at once
- * rather than waiting in ioredis' offline queue.
+ * budget and none can overdraw it. While Redis is down a charge fails as the connection's own
+ * options say, as every other store operation does (at once without the offline queue).
  */
 export async function redisRateLimiter(
   redis: RedisClient,
@@ -26,7 +26,6 @@ export async function redisRateLimiter(
       keyPrefix,
       points: policy.points,
       duration: windowSeconds(policy),
-      rejectIfRedisNotReady: true,
     }),
   );
 }

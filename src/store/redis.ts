@@ -252,7 +252,9 @@ export function redisStore(options: RedisStoreOptions): McpStore {
     sessions: redisSessions(redis, keys, idleMs),
     events: redisEventLog(redis, keys, maxEvents, idleMs),
     tasks: redisTasks(redis, prefix, labelled),
-    rateLimiter: (policy) => redisRateLimiter(redis, `${prefix}rl`, policy),
+    // Keyed by the policy too: handlers with different budgets never share a counter.
+    rateLimiter: (policy) =>
+      redisRateLimiter(redis, `${prefix}rl:${policy.points}/${policy.windowMs}`, policy),
     async ping() {
       // Not queued behind a reconnection: a probe must answer now.
       if (redis.status !== "ready") throw new Error(`Redis is ${redis.status}`);

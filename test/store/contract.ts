@@ -449,6 +449,40 @@ export function describeStoreContract(name: string, makeStore: () => Promise<Sto
       });
     });
 
+    describe("rate limiter", () => {
+      it("should share one budget per key between processes, and keep keys apart", async () => {
+        const policy = { points: 3, windowMs: 60_000 };
+        const [here, there] = [await store.rateLimiter!(policy), await peer.rateLimiter!(policy)];
+        const key = id("principal");
+        expect((await here.consume(key, 2)).remaining).toBe(1);
+        expect(await there.consume(key, 1)).toMatchObject({ allowed: true, remaining: 0 });
+        const refused = await here.consume(key, 1);
+        expect(refused).toMatchObject({ allowed: false, remaining: 0 });
+        expect(refused.resetMs).toBeGreaterThan(0);
+        expect(refused.resetMs).toBeLessThanOrEqual(60_000);
+        expect((await there.consume(id("principal"), 3)).allowed).toBe(true);
+      });
+
+      it("should give back what a refused charge took", async () => {
+        const limiter = await store.rateLimiter!({ points: 5, windowMs: 60_000 });
+        const key = id("principal");
+        await limiter.consume(key, 2);
+        expect(await limiter.consume(key, 4)).toMatchObject({ allowed: false, remaining: 3 });
+        expect(await limiter.consume(key, 3)).toMatchObject({ allowed: true, remaining: 0 });
+      });
+
+      it("should make the budget whole again when its window ends", async () => {
+        const limiter = await peer.rateLimiter!({ points: 1, windowMs: 1_000 });
+        const key = id("principal");
+        expect((await limiter.consume(key, 1)).allowed).toBe(true);
+        expect((await limiter.consume(key, 1)).allowed).toBe(false);
+        // Refused charges are given back, so polling does not push the window's end away.
+        await expect
+          .poll(async () => (await limiter.consume(key, 1)).allowed, { timeout: 3_000 })
+          .toBe(true);
+      });
+    });
+
     it("should close more than once", async () => {
       await store.close();
       await store.close();
