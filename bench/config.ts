@@ -1,8 +1,10 @@
 import {
   type BenchEra,
+  type BenchHost,
   CONTENDER_IDS,
   type ContenderId,
   ERA_CONTENDERS,
+  EXPRESS_CONTENDERS,
   isContenderId,
 } from "./contenders.js";
 
@@ -18,7 +20,9 @@ export interface BenchConfig {
   warmupSeconds: number;
   /** Requests in flight (BENCH_CONCURRENCY, comma-separated). @default [1, 16, 64] */
   concurrency: number[];
-  /** Servers to run (BENCH_SERVERS, comma-separated ids). @default the era's contenders */
+  /** Modern run only: express runs each mount beside its bare ceiling (BENCH_HOST). @default "node" */
+  host: BenchHost;
+  /** Servers to run (BENCH_SERVERS, comma-separated ids). @default the era's (or host's) contenders */
   servers: ContenderId[];
   /** Servers to run under `--cpu-prof` (BENCH_CPU_PROF, comma-separated ids). @default none */
   cpuProf: ContenderId[];
@@ -63,13 +67,21 @@ export function readConfig(): BenchConfig {
   if (era !== "modern" && era !== "legacy") {
     throw new TypeError("BENCH_ERA must be modern or legacy");
   }
+  const host = process.env.BENCH_HOST || "node";
+  if (host !== "node" && host !== "express") {
+    throw new TypeError("BENCH_HOST must be node or express");
+  }
   return {
     era,
+    host,
     reps: Math.round(positive("BENCH_REPS", 7)),
     seconds: positive("BENCH_SECONDS", 2),
     warmupSeconds: positive("BENCH_WARMUP_SECONDS", 1),
     concurrency: positiveIntegers("BENCH_CONCURRENCY", [1, 16, 64]),
-    servers: ids("BENCH_SERVERS", ERA_CONTENDERS[era]),
+    servers: ids(
+      "BENCH_SERVERS",
+      host === "express" && era === "modern" ? EXPRESS_CONTENDERS : ERA_CONTENDERS[era],
+    ),
     cpuProf: ids("BENCH_CPU_PROF", []),
   };
 }

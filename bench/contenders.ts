@@ -4,9 +4,11 @@ import { legacyWorkload, modernWorkload, type Workload } from "./workload.js";
 /** Every server the benchmark knows, in report order. */
 export const CONTENDER_IDS = [
   "bare",
+  "bare-express",
   "sdk",
   "tmcp",
   "mcp-mount",
+  "mcp-mount-express",
   "mcp-mount-legacy",
   "sdk-v1",
 ] as const;
@@ -24,6 +26,17 @@ export const ERA_CONTENDERS: Record<BenchEra, readonly ContenderId[]> = {
   legacy: ["bare", "mcp-mount", "mcp-mount-legacy", "sdk-v1"],
 };
 
+/** Where the modern run mounts the servers: node:http, or Express beside it (`BENCH_HOST=express`). */
+export type BenchHost = "node" | "express";
+
+/** The modern run's servers with BENCH_HOST=express: each mount beside its own bare ceiling. */
+export const EXPRESS_CONTENDERS: readonly ContenderId[] = [
+  "bare",
+  "bare-express",
+  "mcp-mount",
+  "mcp-mount-express",
+];
+
 /** A server under test: what to start, what to send it, and how to name it in the report. */
 export interface Contender {
   id: ContenderId;
@@ -38,12 +51,24 @@ const entry = (file: string) => fileURLToPath(new URL(`./servers/${file}`, impor
 /** Every contender, by id. */
 export const CONTENDERS: Record<ContenderId, Contender> = {
   bare: { id: "bare", label: "bare node:http", entry: entry("bare.ts"), workload: modernWorkload },
+  "bare-express": {
+    id: "bare-express",
+    label: "bare Express 5",
+    entry: entry("bare-express.ts"),
+    workload: modernWorkload,
+  },
   sdk: { id: "sdk", label: "official SDK v2", entry: entry("sdk.ts"), workload: modernWorkload },
   tmcp: { id: "tmcp", label: "tmcp", entry: entry("tmcp.ts"), workload: modernWorkload },
   "mcp-mount": {
     id: "mcp-mount",
     label: "mcp-mount",
     entry: entry("mcp-mount.ts"),
+    workload: modernWorkload,
+  },
+  "mcp-mount-express": {
+    id: "mcp-mount-express",
+    label: "mcp-mount on Express",
+    entry: entry("mcp-mount-express.ts"),
     workload: modernWorkload,
   },
   "mcp-mount-legacy": {

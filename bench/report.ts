@@ -36,6 +36,20 @@ export interface TargetRow {
   cpuVsTmcp?: RatioSummary;
 }
 
+/** Each mount against the bare server on the same host, paired (issue 15: both ≥ 0.9). */
+export interface HostRow {
+  concurrency: number;
+  /** mcp-mount ÷ bare node:http, req/s and (bare ÷ mount) server CPU per request. */
+  node?: RatioSummary;
+  nodeCpu?: RatioSummary;
+  /** mcp-mount on Express ÷ bare Express, likewise. */
+  express?: RatioSummary;
+  expressCpu?: RatioSummary;
+}
+
+/** The host ratio a mount must reach. */
+const HOST_TARGET = 0.9;
+
 /** Concurrencies the targets apply to. */
 const TARGET_CONCURRENCY = new Set([16, 64]);
 
@@ -73,7 +87,9 @@ export function pairedRatios(
 export function summarize(samples: Sample[], concurrency: number[], servers: ContenderId[]) {
   const rows: ServerRow[] = [];
   const targets: TargetRow[] = [];
+  const hosts: HostRow[] = [];
   for (const c of concurrency) {
+    if (servers.includes("mcp-mount-express")) hosts.push(hostRow(samples, c));
     for (const server of servers) {
       const runs = samples.filter((s) => s.concurrency === c && s.server === server);
       const row: ServerRow = {
@@ -107,7 +123,36 @@ export function summarize(samples: Sample[], concurrency: number[], servers: Con
     }
     targets.push(target);
   }
-  return { rows, targets };
+  return { rows, targets, hosts };
+}
+
+function hostRow(samples: Sample[], c: number): HostRow {
+  const row: HostRow = { concurrency: c };
+  const node = pairedRatios(samples, c, "mcp-mount", "bare");
+  const nodeCpu = pairedRatios(samples, c, "bare", "mcp-mount", "cpuPerRequest");
+  const express = pairedRatios(samples, c, "mcp-mount-express", "bare-express");
+  const expressCpu = pairedRatios(samples, c, "bare-express", "mcp-mount-express", "cpuPerRequest");
+  if (node) row.node = node;
+  if (nodeCpu) row.nodeCpu = nodeCpu;
+  if (express) row.express = express;
+  if (expressCpu) row.expressCpu = expressCpu;
+  return row;
+}
+
+/** The mounts against their hosts' bare servers as a Markdown table. */
+export function formatHostTable(hosts: HostRow[]): string[] {
+  const met = (summary: RatioSummary | undefined) =>
+    summary === undefined ? "—" : summary.median >= HOST_TARGET ? "met" : "MISSED";
+  const lines = [
+    `| concurrency | req/s: mcp-mount ÷ bare node:http (≥ ${HOST_TARGET}) | on Express ÷ bare Express (≥ ${HOST_TARGET}) | CPU/req: bare node ÷ mount | bare Express ÷ mount | targets node / Express |`,
+    "| ---: | ---: | ---: | ---: | ---: | --- |",
+  ];
+  for (const row of hosts) {
+    lines.push(
+      `| ${row.concurrency} | ${ratio(row.node)} | ${ratio(row.express)} | ${ratio(row.nodeCpu)} | ${ratio(row.expressCpu)} | ${met(row.node)} / ${met(row.express)} |`,
+    );
+  }
+  return lines;
 }
 
 /** `value` with `digits` decimals, or "—" for NaN. */
@@ -137,6 +182,10 @@ export function formatServerRows(rows: ServerRow[]): string[] {
 /** The summary as three Markdown tables, ready for RESULTS.md. */
 export function formatTables(summary: ReturnType<typeof summarize>): string {
   const lines = formatServerRows(summary.rows);
+  if (summary.hosts.length > 0) lines.push("", ...formatHostTable(summary.hosts));
+  if (summary.targets.every((row) => row.vsSdk === undefined && row.vsTmcp === undefined)) {
+    return lines.join("\n");
+  }
   lines.push(
     "",
     "| concurrency | mcp-mount ÷ bare (target ≥ 0.5) | ÷ SDK v2 (≥ 3) | ÷ tmcp (> 1) | targets |",
