@@ -5,7 +5,19 @@ import { type AllowedOrigins, isOriginAllowed } from "./origin.js";
 import { errorResponse } from "./responses.js";
 import type { McpHttpRequest, McpHttpResponse } from "./types.js";
 
-/** Options of the endpoint's CORS answers (the origins themselves are `allowedOrigins`). */
+/**
+ * Options of the endpoint's CORS answers (the origins themselves are `allowedOrigins`).
+ *
+ * @example
+ * ```ts
+ * import { createMcpHandler, McpServer } from "mcp-mount";
+ *
+ * const mcp = createMcpHandler(new McpServer({ name: "notes", version: "1.0.0" }), {
+ *   allowedOrigins: ["https://app.example.com"],
+ *   cors: { credentials: true, maxAge: 600, allowedHeaders: ["X-Request-Id"] },
+ * });
+ * ```
+ */
 export interface CorsOptions {
   /**
    * Send `Access-Control-Allow-Credentials: true`, so pages may call with cookies
