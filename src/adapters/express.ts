@@ -5,6 +5,11 @@ import { type NodeHandlerOptions, toNodeHandler } from "./node.js";
 /** Where RFC 9728 §3 puts Protected Resource Metadata. */
 const WELL_KNOWN = "/.well-known/oauth-protected-resource";
 
+/** Whether `url` (req.url inside a mounted middleware) is the mount path itself. */
+function isMountRoot(url: string): boolean {
+  return url === "/" || url === "" || url.charCodeAt(1) === 63 /* "/?" */;
+}
+
 /** Options of {@link toExpress}. */
 export interface ExpressOptions<App = unknown> {
   /**
@@ -37,8 +42,9 @@ export function toExpress<App = unknown>(
 ): (req: Request, res: Response, next: NextFunction) => void {
   const handle = toNodeHandler(mcp, options as NodeHandlerOptions<App>);
   return (req, res, next) => {
-    // Only the mount path itself is the endpoint; deeper paths belong to the app.
-    if (req.path !== "/" && req.path !== "") return next();
+    // Only the mount path itself is the endpoint; deeper paths belong to the app. Express has
+    // cut the mount path from req.url; reading it spares req.path's URL parse on every request.
+    if (!isMountRoot(req.url)) return next();
     handle(req, res).catch(next);
   };
 }

@@ -84,6 +84,17 @@ describe.each(FRAMEWORKS)("toExpress on %s (supertest)", (_label, createApp) => 
     expect(response.text).toBe("app route");
   });
 
+  it("should serve the mount path with a query string and with a trailing slash", async () => {
+    for (const path of ["/v1/mcp?trace=1", "/v1/mcp/"]) {
+      const response = await request(build())
+        .post(path)
+        .set(modernHeaders("tools/call", "echo"))
+        .send(body("tools/call", { name: "echo", arguments: { text: path } }));
+      expect(response.status).toBe(200);
+      expect(response.body.result.content).toEqual([{ type: "text", text: path }]);
+    }
+  });
+
   it("should answer bad input with a JSON-RPC error and keep serving", async () => {
     const app = build();
     const malformed = await request(app)
