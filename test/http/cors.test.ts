@@ -18,6 +18,7 @@ import {
   type Send,
   viaUrl,
 } from "../helpers/modern.js";
+import { assertModernMessage } from "../helpers/spec.js";
 import { type Mounted, mount, TRANSPORTS } from "../helpers/transports.js";
 
 const PAGE = "http://localhost:5173";
@@ -77,6 +78,12 @@ function toolsCall(origin: string | undefined, extra: Record<string, string> = {
       params: { name: "echo", arguments: { text: "hi" }, _meta: modernMeta() },
     }),
   };
+}
+
+/** An error answer: a JSON-RPC error body the schema accepts (what a browser client reads). */
+function expectJsonRpcError(response: RawResponse): void {
+  expect(response.headers.get("content-type")).toBe("application/json");
+  assertModernMessage(JSON.parse(response.text), "tools/call");
 }
 
 function expectCorsFor(response: RawResponse, origin: string): void {
@@ -175,6 +182,7 @@ describe.each(HOSTS)("CORS through %s", (host) => {
   it("should refuse a preflight from an origin not allowed: 403 and no CORS header", async () => {
     const response = await preflight(mounted.send, EVIL);
     expect(response.status).toBe(403);
+    expectJsonRpcError(response);
     expect(response.headers.get("access-control-allow-origin")).toBeNull();
     expect(response.headers.get("access-control-allow-headers")).toBeNull();
     expect(JSON.parse(response.text).error).toEqual({
@@ -208,6 +216,7 @@ describe.each(HOSTS)("CORS through %s", (host) => {
   it("should put CORS headers on a 401 so the page can read the challenge", async () => {
     const response = await mounted.send(toolsCall(PAGE));
     expect(response.status).toBe(401);
+    expectJsonRpcError(response);
     expectCorsFor(response, PAGE);
     expect(response.headers.get("www-authenticate")).toMatch(/^Bearer resource_metadata=/);
   });
@@ -219,6 +228,7 @@ describe.each(HOSTS)("CORS through %s", (host) => {
       body: request.body.replace("hi", "x".repeat(5_000)),
     });
     expect(response.status).toBe(413);
+    expectJsonRpcError(response);
     expectCorsFor(response, PAGE);
   });
 
@@ -230,9 +240,11 @@ describe.each(HOSTS)("CORS through %s", (host) => {
     });
     expect(wrongType.status).toBe(415);
     expectCorsFor(wrongType, PAGE);
+    expectJsonRpcError(wrongType);
     const put = await mounted.send({ method: "PUT", headers: request.headers, body: request.body });
     expect(put.status).toBe(405);
     expectCorsFor(put, PAGE);
+    expectJsonRpcError(put);
   });
 
   it("should expose a legacy session's id to the page", async () => {
@@ -295,6 +307,7 @@ describe.each(HOSTS)("CORS through %s", (host) => {
       expect((await limited.send(toolsCall(PAGE))).status).toBe(200);
       const response = await limited.send(toolsCall(PAGE));
       expect(response.status).toBe(429);
+      expectJsonRpcError(response);
       expectCorsFor(response, PAGE);
       expect(response.headers.get("retry-after")).not.toBeNull();
       expect(response.headers.get("ratelimit")).not.toBeNull();
@@ -308,6 +321,7 @@ describe.each(HOSTS)("CORS through %s", (host) => {
     void mcp.close();
     const response = await mounted.send(request);
     expect(response.status).toBe(503);
+    expectJsonRpcError(response);
     expectCorsFor(response, PAGE);
     expect(response.headers.get("retry-after")).not.toBeNull();
   });
@@ -369,6 +383,7 @@ describe("CORS options (fetch)", () => {
     });
     const response = await send(toolsCall(PAGE));
     expect(response.status).toBe(500);
+    expectJsonRpcError(response);
     expect(response.headers.get("access-control-allow-origin")).toBeNull();
     expect(errors).toEqual([new Error("lookup failed")]);
   });
