@@ -65,7 +65,14 @@ describe("the published package", () => {
       expect(forbidden, subpath).toEqual([]);
       expect([...bare].sort(), subpath).toEqual(
         {
-          ".": ["@cfworker/json-schema", "@opentelemetry/api", "ajv", "ajv/dist/2020.js"],
+          ".": [
+            "@cfworker/json-schema",
+            "@opentelemetry/api",
+            "ajv",
+            "ajv/dist/2020.js",
+            // Imported only when `rateLimit` is set, by its own path (test/store/rate-limiter-edge).
+            "rate-limiter-flexible/lib/RateLimiterMemory.js",
+          ],
           "./next": [],
           "./auth": ["jose"],
           "./client": [
@@ -93,9 +100,23 @@ describe("the published package", () => {
   it("should load the Redis store without loading ioredis, an optional peer dependency", () => {
     const { bare } = importGraph(join(ROOT, pkg.exports["./redis"].default));
     // ioredis is imported as types only: the caller passes the instance.
-    expect([...bare].sort()).toEqual(["node:crypto"]);
+    expect([...bare].sort()).toEqual([
+      "node:crypto",
+      "rate-limiter-flexible/lib/RateLimiterRedis.js",
+    ]);
     expect(pkg.peerDependencies.ioredis).toBeDefined();
     expect(pkg.peerDependenciesMeta.ioredis.optional).toBe(true);
+  });
+
+  it("should load rate-limiter-flexible, an optional peer dependency, only for rateLimit", () => {
+    for (const store of ["dist/store/memory-rate-limiter.js", "dist/store/redis-rate-limiter.js"]) {
+      const source = readFileSync(join(ROOT, store), "utf8");
+      // Inside try, by a literal path: bundlers carry it when installed and build without it.
+      expect(source).toMatch(/try \{\s+Limiter = \(await import\("rate-limiter-flexible\/lib\//);
+      expect(source).not.toMatch(/^import .*rate-limiter-flexible/m);
+    }
+    expect(pkg.peerDependencies["rate-limiter-flexible"]).toBeDefined();
+    expect(pkg.peerDependenciesMeta["rate-limiter-flexible"].optional).toBe(true);
   });
 
   it("should take @opentelemetry/api as a peer dependency, as instrumented libraries do", () => {
