@@ -15,14 +15,19 @@ function line(name: string, description: unknown): string {
     : `  ${name}`;
 }
 
-/** What `mcp-mount inspect` prints: the server, its tools with predicates, prompts, resources. */
+/**
+ * What `mcp-mount inspect` prints: the server, its tools with predicates, prompts, resources,
+ * and its skills (when it declares the skills extension).
+ */
 export async function inspect(client: McpClient, json: boolean): Promise<string> {
   const capabilities = client.server.capabilities;
-  const [tools, prompts, resources, templates] = await Promise.all([
+  const [tools, prompts, resources, templates, skills] = await Promise.all([
     capabilities.tools ? client.tools() : [],
     capabilities.prompts ? client.prompts() : [],
     capabilities.resources ? client.resources() : [],
     capabilities.resources ? client.resourceTemplates() : [],
+    // The listing only: no skill file is fetched (SEP-2640).
+    client.skills(),
   ]);
   if (json) {
     return JSON.stringify(
@@ -40,6 +45,7 @@ export async function inspect(client: McpClient, json: boolean): Promise<string>
         prompts,
         resources,
         resourceTemplates: templates,
+        skills: skills.map(({ uri, frontmatter, resources }) => ({ uri, frontmatter, resources })),
       },
       null,
       2,
@@ -68,5 +74,10 @@ export async function inspect(client: McpClient, json: boolean): Promise<string>
   for (const resource of resources) out.push(line(String(resource.uri), resource.name));
   out.push("", `Resource templates (${templates.length})`);
   for (const template of templates) out.push(line(String(template.uriTemplate), template.name));
+  if (skills.length > 0) out.push("", `Skills (${skills.length})`);
+  for (const skill of skills) {
+    const files = skill.resources === "dynamic" ? "dynamic" : `${skill.resources.length} files`;
+    out.push(line(`${skill.name} ${skill.uri} [${files}]`, skill.description));
+  }
   return out.join("\n");
 }

@@ -1,8 +1,9 @@
 import type { JsonObject } from "../protocol/messages.js";
-import { isObject } from "../protocol/messages.js";
 import type { LogLevel } from "../protocol/versions.js";
 import { ClientCache } from "./client-cache.js";
+import { type CompletionRef, type CompletionValues, complete } from "./completion.js";
 import { openClientSession } from "./connect.js";
+import { type Skill, skillsOf } from "./ext/skills/index.js";
 import { followTask } from "./ext/tasks/index.js";
 import { listen, type Subscription } from "./listen.js";
 import { NotificationRouter } from "./notification-router.js";
@@ -165,7 +166,7 @@ export class McpClient {
 
   /** Every prompt the server lists. */
   prompts(options: RequestOptions = {}): Promise<Listed[]> {
-    return this.#list("prompts/list", "prompts", options) as Promise<Listed[]>;
+    return this.#list("prompts/list", "prompts", options);
   }
 
   /** Gets a prompt with its arguments, answering input rounds. */
@@ -179,14 +180,12 @@ export class McpClient {
 
   /** Every resource the server lists. */
   resources(options: RequestOptions = {}): Promise<Listed[]> {
-    return this.#list("resources/list", "resources", options) as Promise<Listed[]>;
+    return this.#list("resources/list", "resources", options);
   }
 
   /** Every resource template the server lists. */
   resourceTemplates(options: RequestOptions = {}): Promise<Listed[]> {
-    return this.#list("resources/templates/list", "resourceTemplates", options) as Promise<
-      Listed[]
-    >;
+    return this.#list("resources/templates/list", "resourceTemplates", options);
   }
 
   /** Reads a resource, answering input rounds; kept for its `ttlMs`. */
@@ -194,19 +193,28 @@ export class McpClient {
     return this.#cache.read(uri, options, () => this.request("resources/read", { uri }, options));
   }
 
+  /**
+   * The server's skills (SEP-2640, `skills/list`), or with `uri` the one `skills/get` names;
+   * no file is fetched before `skill.load()` or `skill.read(path)`.
+   * @example
+   * ```ts
+   * import { McpClient } from "mcp-mount/client";
+   * const client = await McpClient.connect("http://localhost:3000/mcp");
+   * for (const skill of await client.skills()) console.log(skill.name, skill.description);
+   * ```
+   */
+  skills(options: RequestOptions & { uri?: string } = {}): Promise<Skill[]> {
+    return skillsOf(this, options);
+  }
+
   /** Completion values for a prompt or resource-template argument. */
-  async complete(
-    ref: { type: "ref/prompt"; name: string } | { type: "ref/resource"; uri: string },
+  complete(
+    ref: CompletionRef,
     argument: { name: string; value: string },
     context?: { arguments: Record<string, string> },
     options: RequestOptions = {},
-  ): Promise<{ values: string[]; total?: number; hasMore?: boolean }> {
-    const params: JsonObject = { ref, argument };
-    if (context) params.context = context;
-    const result = await this.request("completion/complete", params, options);
-    return (isObject(result.completion) ? result.completion : { values: [] }) as {
-      values: string[];
-    };
+  ): Promise<CompletionValues> {
+    return complete(this, { ref, argument, ...(context ? { context } : {}) }, options);
   }
 
   /**
@@ -284,9 +292,9 @@ export class McpClient {
     await this.#session.close();
   }
 
-  #list(method: string, field: string, options: RequestOptions): Promise<JsonObject[]> {
+  #list(method: string, field: string, options: RequestOptions): Promise<Listed[]> {
     return this.#cache.list(method, field, options, (params) =>
       this.request(method, params, options),
-    );
+    ) as Promise<Listed[]>;
   }
 }

@@ -14,17 +14,6 @@ export {
 export { type LoadedSkill, Skill, SkillVerificationError } from "./ext/skills/index.js";
 export type { HeadersOption, HttpOptions } from "./http-wire.js";
 export type { Subscription } from "./listen.js";
-export { memoryOAuthStore } from "./oauth/memory-store.js";
-export {
-  OAuthError,
-  type OAuthOptions,
-  type OAuthStore,
-  type PreRegisteredClient,
-  type RedirectHandler,
-  type StoredClient,
-  type StoredTokens,
-  type TokenEndpointAuthMethod,
-} from "./oauth/types.js";
 export type { Listed, McpClientOptions } from "./options.js";
 export {
   type AnthropicTool,

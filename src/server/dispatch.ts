@@ -7,12 +7,7 @@ import { hasScopes } from "./access.js";
 import { complete } from "./completion.js";
 import { createContext, InputRequiredSignal, type TransportContext } from "./context.js";
 import { type EraPolicy, eraPolicy } from "./era-policy.js";
-import {
-  declarationsOf,
-  extensionFor,
-  type ServerExtension,
-  type ToolCall,
-} from "./extension.js";
+import { declarationsOf, extensionFor, type ServerExtension, type ToolCall } from "./extension.js";
 import type { McpServer } from "./mcp-server.js";
 import {
   inputRequiredResult,

@@ -17,12 +17,21 @@ import {
  *
  * Left out, and why:
  * - auth/* — the client has no OAuth flow yet (a later issue);
- * - sep-2640-* — the skills extension, which the client does not implement (these scenarios
- *   emit no checks for a client that does not declare it);
+ * - sep-2640-* here — the skills scenarios run below against examples/client/skills-conformance.ts,
+ *   a host that lists skills and loads one, at the default (modern) wire and at 2025-11-25;
  * - 0.1.16 at an explicit version — its scenarios run at the version they were written for.
  * No scenario of the three sets below fails at the time of writing.
  */
-const RUNS: { suite: string; cli: string; version?: string; scenarios: string[] }[] = [
+const RUNS: {
+  suite: string;
+  cli: string;
+  version?: string;
+  /** Extra CLI arguments (`--force` for an extension scenario off the spec timeline). */
+  args?: string[];
+  /** The client command, when not the generic one. */
+  client?: string;
+  scenarios: string[];
+}[] = [
   {
     suite: "0.2.0-alpha.12 @ 2026-07-28",
     cli: "node_modules/@modelcontextprotocol/conformance/dist/index.js",
@@ -59,19 +68,51 @@ const RUNS: { suite: string; cli: string; version?: string; scenarios: string[] 
 ];
 
 const CLIENT = `${process.execPath} --import tsx examples/client/conformance.ts`;
+const SKILLS_CLIENT = `${process.execPath} --import tsx examples/client/skills-conformance.ts`;
+const SKILLS_SCENARIOS = [
+  "sep-2640-client-no-prefetch",
+  "sep-2640-client-verify-digest",
+  "sep-2640-client-verify-size",
+  "sep-2640-client-verify-frontmatter",
+];
+RUNS.push(
+  {
+    suite: "0.2.0-alpha.12 skills (SEP-2640)",
+    cli: "node_modules/@modelcontextprotocol/conformance/dist/index.js",
+    client: SKILLS_CLIENT,
+    scenarios: SKILLS_SCENARIOS,
+  },
+  {
+    suite: "0.2.0-alpha.12 skills (SEP-2640) @ 2025-11-25",
+    cli: "node_modules/@modelcontextprotocol/conformance/dist/index.js",
+    version: "2025-11-25",
+    args: ["--force"],
+    client: SKILLS_CLIENT,
+    scenarios: SKILLS_SCENARIOS,
+  },
+);
 const SCENARIO_TIMEOUT_MS = 60_000;
 
 /** Runs one client scenario; resolves with its checks (none if the CLI wrote none). */
 async function runScenario(
-  cli: string,
+  run: (typeof RUNS)[number],
   scenario: string,
-  version: string | undefined,
   baseDir: string,
 ): Promise<ConformanceCheck[]> {
   const outputDir = await mkdtemp(join(baseDir, `${scenario}-`));
   const { command, prefix } = node22();
-  const args = [...prefix, join(ROOT, cli), "client", "--command", CLIENT, "--scenario", scenario];
-  if (version) args.push("--spec-version", version);
+  const client = run.client ?? CLIENT;
+  const args = [
+    ...prefix,
+    join(ROOT, run.cli),
+    "client",
+    "--command",
+    client,
+    "--scenario",
+    scenario,
+  ];
+  if (run.version) args.push("--spec-version", run.version);
+  args.push(...(run.args ?? []));
   const child = spawn(command, [...args, "-o", outputDir], {
     cwd: ROOT,
     detached: true,
@@ -94,7 +135,7 @@ describe("official conformance client scenarios against McpClient", () => {
       const results = await Promise.all(
         run.scenarios.map(async (scenario) => ({
           scenario,
-          checks: await runScenario(run.cli, scenario, run.version, baseDir),
+          checks: await runScenario(run, scenario, baseDir),
         })),
       );
       const failures = results.flatMap(({ scenario, checks }) =>

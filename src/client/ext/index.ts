@@ -1,5 +1,6 @@
 import type { ClientExtension } from "../extension.js";
 import type { McpClientOptions } from "../options.js";
+import { SkillsExtension } from "./skills/index.js";
 import { TasksExtension } from "./tasks/index.js";
 
 /**
@@ -7,5 +8,5 @@ import { TasksExtension } from "./tasks/index.js";
  * reads the client's options to decide whether it is on. A new extension adds a line here.
  */
 export function clientExtensions(options: McpClientOptions): ClientExtension[] {
-  return [new TasksExtension(options)];
+  return [new TasksExtension(options), new SkillsExtension()];
 }

@@ -101,11 +101,7 @@ export async function answerInitialize(
   const invalid = initializeParamsError(params);
   if (invalid) return errorResponse(400, invalid, { id: request.id });
   const protocolVersion = negotiateVersion(params.protocolVersion);
-  const result = initializeResult(
-    core.server,
-    protocolVersion,
-    core.dispatchServices.extensions,
-  );
+  const result = initializeResult(core.server, protocolVersion, core.dispatchServices.extensions);
   const headers: Record<string, string> = {};
   if (openSession) headers["mcp-session-id"] = await openSession(params, protocolVersion);
   core.observe({

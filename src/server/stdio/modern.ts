@@ -55,7 +55,7 @@ export class ModernStdio {
     if (request.method === "subscriptions/listen") {
       return { meta, filter: parseListenFilter(params) };
     }
-    if (!hasMethod(this.#channel.server, request.method)) {
+    if (!hasMethod(this.#channel.server, request.method, this.#channel.extensions)) {
       throw new McpError(ErrorCode.MethodNotFound, `Method not found: ${request.method}`);
     }
     return { meta };
