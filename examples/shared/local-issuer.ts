@@ -2,6 +2,9 @@ import { randomUUID } from "node:crypto";
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { exportJWK, generateKeyPair, type JWK, type JWTPayload, SignJWT } from "jose";
+import { CodeFlow, type Grant, type TokenRequestRecord } from "./local-issuer-code.js";
+
+export type { TokenRequestRecord } from "./local-issuer-code.js";
 
 /** Options of {@link startLocalIssuer}. */
 export interface LocalIssuerOptions {
@@ -25,13 +28,18 @@ export interface SignOptions {
   expiresInSec?: number;
 }
 
-/** A development OAuth authorization server on loopback: a JWKS, RFC 8414 metadata, a token endpoint. */
+/**
+ * A development OAuth authorization server on loopback: a JWKS, RFC 8414 metadata, Dynamic
+ * Client Registration, an authorization endpoint that approves at once, a token endpoint.
+ */
 export interface LocalIssuer {
   /** The issuer identifier, e.g. `http://127.0.0.1:41234`. */
   readonly url: string;
   readonly jwksUrl: string;
   /** JWKS responses served so far. */
   readonly jwksFetches: number;
+  /** The token requests answered with tokens, in order. */
+  readonly tokenRequests: readonly TokenRequestRecord[];
   /** The public key of the current signing key, as a JWK. */
   readonly publicJwk: JWK;
   /** Signs a token with the issuer's current key (defaults: `iss` this issuer, `iat`, `exp`). */
@@ -54,10 +62,14 @@ async function newKey(): Promise<SigningKey> {
   return { kid, privateKey, publicJwk };
 }
 
-async function readForm(req: IncomingMessage): Promise<URLSearchParams> {
+async function readBody(req: IncomingMessage): Promise<string> {
   let body = "";
   for await (const chunk of req) body += chunk;
-  return new URLSearchParams(body);
+  return body;
+}
+
+async function readForm(req: IncomingMessage): Promise<URLSearchParams> {
+  return new URLSearchParams(await readBody(req));
 }
 
 /** The client id of `client_secret_basic` authentication; the secret is not checked. */
@@ -74,9 +86,10 @@ function send(res: ServerResponse, status: number, body: unknown): void {
 }
 
 /**
- * Starts a local issuer for examples and tests. Its token endpoint grants the
- * `client_credentials` grant to anyone, with the scopes and `resource` (RFC 8707) asked for:
- * a stand-in for a real authorization server, never for production.
+ * Starts a local issuer for examples and tests. Its token endpoint grants `client_credentials`
+ * to anyone, with the scopes and `resource` (RFC 8707) asked for, and the authorization-code
+ * grant (PKCE S256) to registered clients, approved without a user: a stand-in for a real
+ * authorization server, never for production.
  */
 export async function startLocalIssuer(options: LocalIssuerOptions = {}): Promise<LocalIssuer> {
   const keys: SigningKey[] = [await newKey()];
@@ -102,6 +115,66 @@ export async function startLocalIssuer(options: LocalIssuerOptions = {}): Promis
       .sign(signOptions.key ?? current.privateKey);
   };
 
+  const codeFlow = new CodeFlow(() => url, scopes);
+  const tokenRequests: TokenRequestRecord[] = [];
+
+  /** Signs an access token for a grant and answers with it (and a refresh token if any). */
+  const issue = async (grant: Grant, res: ServerResponse, refreshToken?: string) => {
+    const accessToken = await sign({
+      sub: grant.clientId,
+      client_id: grant.clientId,
+      aud: grant.resource,
+      scope: grant.scope,
+    });
+    send(res, 200, {
+      access_token: accessToken,
+      token_type: "Bearer",
+      expires_in: ttl,
+      scope: grant.scope,
+      ...(refreshToken ? { refresh_token: refreshToken } : {}),
+    });
+  };
+
+  /** The token endpoint: client credentials to anyone, codes and refresh tokens as issued. */
+  const answerToken = async (
+    form: URLSearchParams,
+    basicId: string | undefined,
+    res: ServerResponse,
+  ) => {
+    const grantType = form.get("grant_type") ?? "";
+    const record = (grant: Grant) =>
+      tokenRequests.push({
+        grantType,
+        clientId: grant.clientId,
+        resource: grant.resource,
+        scope: grant.scope,
+      });
+    if (grantType === "authorization_code" || grantType === "refresh_token") {
+      const grant = codeFlow.redeem(form);
+      if (typeof grant === "string") return send(res, 400, { error: grant });
+      record(grant);
+      return issue(grant, res, codeFlow.refreshTokenFor(grant));
+    }
+    if (grantType !== "client_credentials")
+      return send(res, 400, { error: "unsupported_grant_type" });
+    const resource = form.get("resource");
+    if (!resource) {
+      return send(res, 400, { error: "invalid_target", error_description: "resource is required" });
+    }
+    const asked = (form.get("scope") ?? "").split(" ").filter(Boolean);
+    const unknown = asked.filter((scope) => !scopes.includes(scope));
+    if (unknown.length > 0) {
+      return send(res, 400, { error: "invalid_scope", error_description: unknown.join(" ") });
+    }
+    const grant = {
+      clientId: form.get("client_id") ?? basicId ?? "local-client",
+      resource,
+      scope: asked.join(" "),
+    };
+    record(grant);
+    return issue(grant, res);
+  };
+
   const server = createServer((req, res) => {
     const path = (req.url ?? "/").split("?")[0];
     if (req.method === "GET" && path === "/.well-known/jwks.json") {
@@ -111,11 +184,12 @@ export async function startLocalIssuer(options: LocalIssuerOptions = {}): Promis
     if (req.method === "GET" && path === "/.well-known/oauth-authorization-server") {
       return send(res, 200, {
         issuer: url,
-        // RFC 8414 requires it; this issuer grants client_credentials only, so it answers 400.
         authorization_endpoint: `${url}/authorize`,
         token_endpoint: `${url}/token`,
         jwks_uri: `${url}/.well-known/jwks.json`,
-        grant_types_supported: ["client_credentials"],
+        registration_endpoint: `${url}/register`,
+        grant_types_supported: ["authorization_code", "refresh_token", "client_credentials"],
+        authorization_response_iss_parameter_supported: true,
         token_endpoint_auth_methods_supported: [
           "none",
           "client_secret_post",
@@ -128,42 +202,22 @@ export async function startLocalIssuer(options: LocalIssuerOptions = {}): Promis
     }
     if (req.method === "POST" && path === "/token") {
       readForm(req).then(
-        async (form) => {
-          if (form.get("grant_type") !== "client_credentials")
-            return send(res, 400, { error: "unsupported_grant_type" });
-          const resource = form.get("resource");
-          if (!resource)
-            return send(res, 400, {
-              error: "invalid_target",
-              error_description: "resource is required",
-            });
-          const asked = (form.get("scope") ?? "").split(" ").filter(Boolean);
-          const unknown = asked.filter((scope) => !scopes.includes(scope));
-          if (unknown.length > 0)
-            return send(res, 400, { error: "invalid_scope", error_description: unknown.join(" ") });
-          const clientId = form.get("client_id") ?? basicClientId(req) ?? "local-client";
-          const token = await sign({
-            sub: clientId,
-            client_id: clientId,
-            aud: resource,
-            scope: asked.join(" "),
-          });
-          send(res, 200, {
-            access_token: token,
-            token_type: "Bearer",
-            expires_in: ttl,
-            scope: asked.join(" "),
-          });
-        },
+        (form) => answerToken(form, basicClientId(req), res),
         () => send(res, 400, { error: "invalid_request" }),
       );
       return;
     }
-    if (path === "/authorize")
-      return send(res, 400, {
-        error: "unsupported_response_type",
-        error_description: "This local issuer grants client_credentials only",
-      });
+    if (req.method === "POST" && path === "/register") {
+      readBody(req).then(
+        (body) => {
+          const answer = codeFlow.register(JSON.parse(body) as Record<string, unknown>);
+          send(res, answer.status, answer.body);
+        },
+        () => send(res, 400, { error: "invalid_client_metadata" }),
+      );
+      return;
+    }
+    if (req.method === "GET" && path === "/authorize") return codeFlow.authorize(req, res);
     send(res, 404, { error: "not_found" });
   });
   await new Promise<void>((resolve) => server.listen(options.port ?? 0, "127.0.0.1", resolve));
@@ -175,6 +229,7 @@ export async function startLocalIssuer(options: LocalIssuerOptions = {}): Promis
     get jwksFetches() {
       return jwksFetches;
     },
+    tokenRequests,
     get publicJwk() {
       return keys[keys.length - 1]!.publicJwk;
     },

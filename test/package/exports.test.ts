@@ -46,6 +46,7 @@ describe("the published package", () => {
       "./client",
       "./client/stdio",
       "./skills-fs",
+      "./client/node",
     ]);
     for (const target of Object.values(pkg.exports) as { types: string; default: string }[]) {
       expect(existsSync(join(ROOT, target.default)), target.default).toBe(true);
@@ -81,6 +82,8 @@ describe("the published package", () => {
             "ajv",
             "ajv/dist/2020.js",
             "eventsource-parser/stream",
+            // Loaded by import() only when a client signs in (an optional peer dependency).
+            "oauth4webapi",
           ],
         }[subpath],
       );
@@ -95,6 +98,20 @@ describe("the published package", () => {
   it("should keep reading skills from disk behind its own subpath", () => {
     const { bare } = importGraph(join(ROOT, pkg.exports["./skills-fs"].default));
     expect([...bare].sort()).toEqual(["node:fs/promises", "node:path"]);
+  });
+
+  it("should load oauth4webapi, an optional peer dependency, only when a client signs in", () => {
+    const { files } = importGraph(join(ROOT, pkg.exports["./client"].default));
+    const staticImports = [...files].filter((file) =>
+      /^\s*import\s[^;]*from\s*["']oauth4webapi["']/m.test(readFileSync(file, "utf8")),
+    );
+    expect(staticImports).toEqual([]);
+    expect(pkg.peerDependenciesMeta.oauth4webapi.optional).toBe(true);
+  });
+
+  it("should keep the loopback listener and the file store behind the Node client subpath", () => {
+    const { bare } = importGraph(join(ROOT, pkg.exports["./client/node"].default));
+    expect([...bare].sort()).toEqual(["node:fs/promises", "node:http", "node:path"]);
   });
 
   it("should load the Redis store without loading ioredis, an optional peer dependency", () => {
@@ -164,16 +181,19 @@ describe("the published package", () => {
       "McpError",
       "McpHttpError",
       "MessageWire",
+      "OAuthError",
       "ResultCache",
       "Tool",
       "ToolApprovalDeniedError",
       "isMcpError",
+      "memoryOAuthStore",
       "toAnthropicTool",
       "toAnthropicTools",
       "toOpenAITool",
       "toOpenAITools",
     ]);
     expect(await names("./client/stdio")).toEqual(["StdioWire", "stdio"]);
+    expect(await names("./client/node")).toEqual(["fileOAuthStore", "loopbackRedirect"]);
     expect(await names("./skills-fs")).toEqual(["registerSkillDirectory"]);
   });
 });

@@ -113,6 +113,8 @@ async function legacyServer(serverUrl: URL, fetcher: typeof fetch): Promise<Serv
       authorization_endpoint: `${issuer}/authorize`,
       token_endpoint: `${issuer}/token`,
       registration_endpoint: `${issuer}/register`,
+      // 2025-03-26 made PKCE mandatory for every client and server.
+      code_challenge_methods_supported: ["S256"],
     };
   }
 }

@@ -160,6 +160,19 @@ async function register(context: IdentityContext, server: ServerMetadata): Promi
 }
 
 /**
+ * True when a registration made for redirect URI `registered` serves `wanted`: the same URI,
+ * or a loopback one on another port (RFC 8252 §7.3), or no redirect needed now (a refresh).
+ */
+function sameRedirect(registered: string | undefined, wanted: string | undefined): boolean {
+  if (wanted === undefined || registered === wanted) return true;
+  if (registered === undefined) return false;
+  const [a, b] = [new URL(registered), new URL(wanted)];
+  if (!isLoopbackHost(a.hostname)) return false;
+  a.port = b.port;
+  return a.href === b.href;
+}
+
+/**
  * The client to use at `server`, in the order MCP gives: pre-registered (when it belongs to
  * this issuer), a registration kept from before (same redirect URI), a Client ID Metadata
  * Document URL where supported, else Dynamic Client Registration. Registrations are kept per
@@ -181,7 +194,7 @@ export async function identityFor(
   const key = `client ${server.issuer}`;
   const kept = await store.get(key);
   let client = kept ? (JSON.parse(kept) as StoredClient) : undefined;
-  if (client && client.redirectUri !== options.redirectUri) client = undefined;
+  if (client && !sameRedirect(client.redirectUri, options.redirectUri)) client = undefined;
   if (
     !client &&
     options.clientMetadataUrl &&

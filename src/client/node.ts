@@ -1,0 +1,6 @@
+export { fileOAuthStore } from "./oauth/file-store.js";
+export {
+  type LoopbackRedirect,
+  type LoopbackRedirectOptions,
+  loopbackRedirect,
+} from "./oauth/loopback.js";
