@@ -15,8 +15,9 @@ import {
  * (built on McpClient, importing the built package: `npm run build` first). Each run starts the
  * scenario's own mock server and our client with its URL; every check must pass.
  *
+ * The auth/* scenarios run below them, each at the wires it applies to.
+ *
  * Left out, and why:
- * - auth/* — the client has no OAuth flow yet (a later issue);
  * - sep-2640-* here — the skills scenarios run below against examples/client/skills-conformance.ts,
  *   a host that lists skills and loads one, at the default (modern) wire and at 2025-11-25;
  * - 0.1.16 at an explicit version — its scenarios run at the version they were written for.
@@ -127,6 +128,145 @@ async function runScenario(
   }
   return [];
 }
+
+/** The auth/* scenarios of both eras' wires since 2025-11-25 (PRM discovery onwards). */
+const AUTH_COMMON = [
+  "auth/metadata-default",
+  "auth/metadata-var1",
+  "auth/metadata-var2",
+  "auth/metadata-var3",
+  "auth/basic-cimd",
+  "auth/scope-from-www-authenticate",
+  "auth/scope-from-scopes-supported",
+  "auth/scope-omitted-when-undefined",
+  "auth/scope-step-up",
+  "auth/scope-retry-limit",
+  "auth/token-endpoint-auth-basic",
+  "auth/token-endpoint-auth-post",
+  "auth/token-endpoint-auth-none",
+  "auth/pre-registration",
+];
+/** The OAuth client-credentials extension: not on the spec timeline, so run with --force. */
+const CLIENT_CREDENTIALS = ["auth/client-credentials-jwt", "auth/client-credentials-basic"];
+
+/**
+ * Every auth/* client scenario of 0.2.0-alpha.12 but four, at each wire it applies to; the
+ * extensions run at both. Left out, and why: auth/dpop and auth/dpop-nonce (DPoP-bound tokens,
+ * RFC 9449: the client sends Bearer tokens only), auth/wif-jwt-bearer (workload identity: the
+ * client has no source of workload JWTs), auth/enterprise-managed-authorization (token
+ * exchange at an enterprise identity provider first).
+ */
+const AUTH_RUNS: { version: string; scenarios: string[] }[] = [
+  {
+    version: "2026-07-28",
+    scenarios: [
+      ...AUTH_COMMON,
+      "auth/resource-mismatch",
+      "auth/offline-access-scope",
+      "auth/offline-access-not-supported",
+      "auth/authorization-server-migration",
+      "auth/iss-supported",
+      "auth/iss-not-advertised",
+      "auth/iss-supported-missing",
+      "auth/iss-wrong-issuer",
+      "auth/iss-unexpected",
+      "auth/iss-normalized",
+      "auth/metadata-issuer-mismatch",
+      ...CLIENT_CREDENTIALS,
+    ],
+  },
+  { version: "2025-11-25", scenarios: [...AUTH_COMMON, ...CLIENT_CREDENTIALS] },
+  {
+    version: "2025-03-26",
+    scenarios: [
+      "auth/2025-03-26-oauth-metadata-backcompat",
+      "auth/2025-03-26-oauth-endpoint-fallback",
+    ],
+  },
+];
+
+/** What the CLI says of one scenario: its verdict line and its checks. */
+interface Verdict {
+  scenario: string;
+  passed: boolean;
+  summary: string;
+  checks: ConformanceCheck[];
+}
+
+/**
+ * Runs one auth scenario and takes the CLI's own verdict ("OVERALL: PASSED": no failed check,
+ * no warning, no timeout, and a clean exit unless the scenario expects the client to give up).
+ */
+async function runAuthScenario(
+  scenario: string,
+  version: string,
+  baseDir: string,
+): Promise<Verdict> {
+  const outputDir = await mkdtemp(join(baseDir, `${scenario.replace("/", "_")}-${version}-`));
+  const { command, prefix } = node22();
+  const args = [...prefix, join(ROOT, RUNS[0]!.cli), "client", "--command", CLIENT];
+  args.push("--scenario", scenario, "--spec-version", version, "--timeout", "90000");
+  if (CLIENT_CREDENTIALS.includes(scenario)) args.push("--force");
+  const child = spawn(command, [...args, "-o", outputDir], {
+    cwd: ROOT,
+    detached: true,
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  let output = "";
+  child.stdout?.on("data", (chunk) => (output += chunk));
+  child.stderr?.on("data", (chunk) => (output += chunk));
+  if (!(await waitForExit(child, 120_000)) && child.pid !== undefined) {
+    process.kill(-child.pid, "SIGKILL");
+  }
+  const checks: ConformanceCheck[] = [];
+  for (const file of await readdir(outputDir, { recursive: true })) {
+    if (file.endsWith("checks.json")) {
+      checks.push(
+        ...(JSON.parse(await readFile(join(outputDir, file), "utf8")) as ConformanceCheck[]),
+      );
+    }
+  }
+  const summary = /Passed: \d+\/\d+, \d+ failed, \d+ warnings/.exec(output)?.[0] ?? "no summary";
+  return { scenario, passed: output.includes("OVERALL: PASSED"), summary, checks };
+}
+
+/** Runs `work` over `items`, `limit` at a time (the CLI starts two or three servers per run). */
+async function pooled<T, R>(
+  items: T[],
+  limit: number,
+  work: (item: T) => Promise<R>,
+): Promise<R[]> {
+  const results: R[] = [];
+  let next = 0;
+  const worker = async () => {
+    while (next < items.length) {
+      const index = next++;
+      results[index] = await work(items[index]!);
+    }
+  };
+  await Promise.all(Array.from({ length: limit }, worker));
+  return results;
+}
+
+describe("official conformance client auth/* scenarios against McpClient", () => {
+  for (const run of AUTH_RUNS) {
+    it(`should pass every auth scenario at ${run.version}`, { timeout: 900_000 }, async () => {
+      const baseDir = await tempResultsDir();
+      const verdicts = await pooled(run.scenarios, 3, (scenario) =>
+        runAuthScenario(scenario, run.version, baseDir),
+      );
+      console.log(verdicts.map((v) => `${run.version} ${v.scenario}: ${v.summary}`).join("\n"));
+      const failed = verdicts.filter((v) => !v.passed).map((v) => `${v.scenario}: ${v.summary}`);
+      expect(failed, `results under ${baseDir}`).toEqual([]);
+      for (const verdict of verdicts) {
+        expect(
+          verdict.checks.filter((c) => c.status === "SUCCESS").length,
+          verdict.scenario,
+        ).toBeGreaterThan(0);
+      }
+    });
+  }
+});
 
 describe("official conformance client scenarios against McpClient", () => {
   for (const run of RUNS) {

@@ -4,7 +4,7 @@ import { authorizationCodeGrant, clientCredentialsGrant, refreshGrant } from "./
 import { type IdentityContext, identityFor } from "./identity.js";
 import { isLoopbackHost, loadOAuth4WebApi } from "./load.js";
 import { memoryOAuthStore } from "./memory-store.js";
-import type { OAuthOptions, OAuthStore, StoredTokens } from "./types.js";
+import { OAuthError, type OAuthOptions, type OAuthStore, type StoredTokens } from "./types.js";
 
 const stores = new WeakMap<OAuthOptions, OAuthStore>();
 
@@ -189,12 +189,18 @@ export class OAuthSession {
     challenge: BearerChallenge | undefined,
     scope: string | undefined,
   ): Promise<StoredTokens> {
+    const machine = this.#options.grant === "client_credentials";
+    if (!machine && (!this.#options.redirect || !this.#options.redirectUri)) {
+      throw new OAuthError(
+        `${this.#serverUrl.href} needs signing in, and no \`redirect\` and \`redirectUri\` were given`,
+      );
+    }
     const discovery = await discover(this.#serverUrl, challenge, this.#inner);
     this.#discovery = discovery;
     const context = await this.#context();
     const identity = await identityFor(context, discovery.server);
     let wanted = scope ?? discovery.scopesSupported?.join(" ");
-    if (this.#options.grant === "client_credentials") {
+    if (machine) {
       return this.#save(
         await clientCredentialsGrant(context, identity, discovery, wanted || undefined),
       );
