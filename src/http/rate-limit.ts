@@ -39,6 +39,8 @@ export type Charge =
 export class RateLimit {
   readonly #costOf: CostOf;
   readonly #limiter: Promise<RateLimiter>;
+  /** The limiter once made: charges skip awaiting its promise. */
+  #made: RateLimiter | undefined;
   readonly #failOpen: boolean;
   readonly #policy: string;
   readonly #onError: (error: unknown) => void;
@@ -62,10 +64,15 @@ export class RateLimit {
     this.#onError = onError;
     this.#policy = `${POLICY};q=${points};w=${windowMs / 1000}`;
     this.#limiter = store.rateLimiter({ points, windowMs });
-    this.#limiter.catch((error: unknown) => {
-      // Every request will fail on it: say why once, where an operator looks.
-      console.error(`mcp-mount: ${error instanceof Error ? error.message : String(error)}`);
-    });
+    this.#limiter.then(
+      (limiter) => {
+        this.#made = limiter;
+      },
+      (error: unknown) => {
+        // Every request will fail on it: say why once, where an operator looks.
+        console.error(`mcp-mount: ${error instanceof Error ? error.message : String(error)}`);
+      },
+    );
   }
 
   /**
@@ -86,7 +93,7 @@ export class RateLimit {
       app: caller.app,
     });
     if (cost === 0) return { serve: true, headers: undefined };
-    const limiter = await this.#limiter;
+    const limiter = this.#made ?? (await this.#limiter);
     let verdict: RateLimitVerdict;
     try {
       verdict = await limiter.consume(client ?? "anonymous", cost);

@@ -45,20 +45,24 @@ export function missingPeer(cause: unknown): Error {
  * is given back the budget looks fuller than it is, which can only refuse more, never admit more.
  */
 export function flexibleRateLimiter(limiter: FlexibleLimiter): RateLimiter {
+  const refused = async (outcome: unknown, key: string, points: number) => {
+    // Over budget rejects with the result; a store failure with an Error.
+    if (!isFlexibleResult(outcome)) throw outcome;
+    // Not given back (the store failed meanwhile): the window's end clears it.
+    await limiter.reward(key, points).catch(() => undefined);
+    const spent = outcome.consumedPoints - points;
+    const remaining = Math.max(0, limiter.points - spent);
+    return { allowed: false, remaining, resetMs: outcome.msBeforeNext };
+  };
   return {
-    async consume(key, points): Promise<RateLimitVerdict> {
-      try {
-        const result = await limiter.consume(key, points);
-        return { allowed: true, remaining: result.remainingPoints, resetMs: result.msBeforeNext };
-      } catch (outcome) {
-        // Over budget rejects with the result; a store failure with an Error.
-        if (!isFlexibleResult(outcome)) throw outcome;
-        // Not given back (the store failed meanwhile): the window's end clears it.
-        await limiter.reward(key, points).catch(() => undefined);
-        const spent = outcome.consumedPoints - points;
-        const remaining = Math.max(0, limiter.points - spent);
-        return { allowed: false, remaining, resetMs: outcome.msBeforeNext };
-      }
-    },
+    consume: (key, points): Promise<RateLimitVerdict> =>
+      limiter.consume(key, points).then(
+        (result) => ({
+          allowed: true,
+          remaining: result.remainingPoints,
+          resetMs: result.msBeforeNext,
+        }),
+        (outcome: unknown) => refused(outcome, key, points),
+      ),
   };
 }
