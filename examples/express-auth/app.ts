@@ -58,14 +58,25 @@ export function createNotesServer(): McpServer {
   return server;
 }
 
-/** The Express app: the endpoint at /mcp behind JWT auth, and its metadata document. */
+/**
+ * The Express app: the endpoint at /mcp behind JWT auth, and its metadata document.
+ * `requiredScopes` are what every request needs (and what a 401 asks for).
+ */
 export function createAuthExampleApp(
-  options: { issuer: string; jwksUrl: string } & Omit<McpHandlerOptions, "auth">,
+  options: { issuer: string; jwksUrl: string; requiredScopes?: string[] } & Omit<
+    McpHandlerOptions,
+    "auth"
+  >,
 ) {
-  const { issuer, jwksUrl, ...handlerOptions } = options;
+  const { issuer, jwksUrl, requiredScopes, ...handlerOptions } = options;
   const mcp = createMcpHandler(createNotesServer(), {
     ...handlerOptions,
-    auth: jwtAuth({ issuer, jwksUrl, scopesSupported: SCOPES }),
+    auth: jwtAuth({
+      issuer,
+      jwksUrl,
+      scopesSupported: SCOPES,
+      ...(requiredScopes ? { requiredScopes } : {}),
+    }),
   });
   const app = express();
   app.use(toExpressMetadata(mcp));
