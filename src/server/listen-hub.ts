@@ -67,9 +67,47 @@ export function changeNotification(event: ChangeEvent): JsonRpcMessage {
   return { jsonrpc: "2.0", method: `notifications/${event.kind}/list_changed` };
 }
 
+/** Stands in for a subscription id while a change is serialised; unique to this process. */
+const ID_SLOT = `\u0000${globalThis.crypto.randomUUID()}`;
+const ID_SLOT_JSON = JSON.stringify(ID_SLOT);
+
+/**
+ * A change's notification, serialised once however many streams it goes to: its JSON, and its
+ * JSON tagged for a listen subscription as two halves around the subscription id.
+ */
+export class OutgoingChange {
+  readonly message: JsonRpcMessage;
+  #json: string | undefined;
+  #head: string | undefined;
+  #tail = "";
+
+  constructor(message: JsonRpcMessage) {
+    this.message = message;
+  }
+
+  /** The notification's JSON text. */
+  get json(): string {
+    this.#json ??= JSON.stringify(this.message);
+    return this.#json;
+  }
+
+  /** The JSON text of the notification tagged with the subscription whose id is `idJson`. */
+  taggedJson(idJson: string): string {
+    if (this.#head === undefined) {
+      const json = JSON.stringify(tagged(this.message, ID_SLOT));
+      const at = json.indexOf(ID_SLOT_JSON);
+      this.#head = json.slice(0, at);
+      this.#tail = json.slice(at + ID_SLOT_JSON.length);
+    }
+    return this.#head + idJson + this.#tail;
+  }
+}
+
 /** Where a listen subscription writes: an SSE stream, or a stdio channel. */
 export interface MessageWriter {
   send(message: JsonRpcMessage): unknown;
+  /** Sends a message already serialised as one line of JSON, when the writer can. */
+  sendJson?(json: string): unknown;
   /** Writes transport-level text such as an SSE comment; may do nothing. */
   writeRaw(text: string): unknown;
   close(): void;
@@ -78,7 +116,8 @@ export interface MessageWriter {
 /** Something that receives change events: a modern listen stream or a legacy GET stream. */
 export interface ChangeSink {
   wants(event: ChangeEvent): boolean;
-  deliver(message: JsonRpcMessage): void;
+  /** Sends the change's notification; `change` has it serialised, once for every sink. */
+  deliver(message: JsonRpcMessage, change: OutgoingChange): void;
   /** Writes an SSE comment so idle connections stay open. */
   keepAlive(): void;
   /** Ends the sink on shutdown. */
@@ -103,6 +142,7 @@ export function listenSink(
 ): ChangeSink {
   const uris = new Set(filter.resourceSubscriptions);
   const tasks = new Set(filter.taskIds);
+  const idJson = JSON.stringify(id);
   stream.send(
     tagged(
       {
@@ -120,7 +160,10 @@ export function listenSink(
       if (event.kind === "resource") return uris.has(event.uri);
       return filter[FLAG_OF[event.kind]] === true;
     },
-    deliver: (message) => stream.send(tagged(message, id)),
+    deliver(message, change) {
+      if (stream.sendJson) stream.sendJson(change.taggedJson(idJson));
+      else stream.send(tagged(message, id));
+    },
     keepAlive: () => stream.writeRaw(":\n\n"),
     end(serverInfo) {
       const meta = { [MetaKey.subscriptionId]: id, [MetaKey.serverInfo]: serverInfo };
@@ -192,8 +235,9 @@ export class ListenHub {
 
   #deliver(event: ChangeEvent): void {
     const message = changeNotification(event);
+    const change = new OutgoingChange(message);
     for (const sink of this.#sinks) {
-      if (sink.wants(event)) sink.deliver(message);
+      if (sink.wants(event)) sink.deliver(message, change);
     }
   }
 

@@ -1,23 +1,16 @@
 import type { ChainableCommander, Cluster } from "ioredis";
 import { redisBus } from "./redis-bus.js";
+import { redisEventLog } from "./redis-events.js";
 import { redisRateLimiter } from "./redis-rate-limiter.js";
 import {
   admitSession,
-  eventsAfter,
   getSession,
   type RedisClient,
   touchSession,
   updateSession,
 } from "./redis-scripts.js";
 import { redisTasks } from "./redis-tasks.js";
-import type {
-  EventLog,
-  LoggedEvent,
-  McpStore,
-  NonceStore,
-  SessionRecord,
-  SessionStore,
-} from "./types.js";
+import type { McpStore, NonceStore, SessionRecord, SessionStore } from "./types.js";
 
 /**
  * Options of {@link redisStore}. ioredis queues commands while it is disconnected and fails
@@ -147,34 +140,6 @@ function redisSessions(redis: RedisClient, keys: Keys, idleMs: number): SessionS
   };
 }
 
-/** The JSON of a logged event, id first so a script can find it by prefix without parsing. */
-function eventPrefix(id: string): string {
-  return `{"id":${JSON.stringify(id)},`;
-}
-
-function redisEventLog(redis: RedisClient, keys: Keys, maxEvents: number, ttlMs: number): EventLog {
-  return {
-    append: (stream, event) =>
-      labelled("events.append", async () => {
-        const key = keys.log(stream);
-        const entry = `${eventPrefix(event.id)}"message":${JSON.stringify(event.message)}}`;
-        await exec(redis.multi().rpush(key, entry).ltrim(key, -maxEvents, -1).pexpire(key, ttlMs));
-      }),
-
-    after: (stream, lastEventId) =>
-      labelled("events.after", async () => {
-        const entries = await eventsAfter(redis, [keys.log(stream)], [eventPrefix(lastEventId)]);
-        if (!isStringArray(entries)) return undefined;
-        return entries.map((entry) => JSON.parse(entry) as LoggedEvent);
-      }),
-
-    drop: (stream) =>
-      labelled("events.drop", async () => {
-        await redis.del(keys.log(stream));
-      }),
-  };
-}
-
 function redisNonces(redis: RedisClient, keys: Keys): NonceStore {
   return {
     claim: (key, ttlMs) =>
@@ -250,7 +215,7 @@ export function redisStore(options: RedisStoreOptions): McpStore {
       epoch: () => bus.epoch(),
     },
     sessions: redisSessions(redis, keys, idleMs),
-    events: redisEventLog(redis, keys, maxEvents, idleMs),
+    events: redisEventLog({ redis, keyOf: keys.log, maxEvents, ttlMs: idleMs, labelled }),
     tasks: redisTasks(redis, prefix, labelled),
     // Keyed by the policy too: handlers with different budgets never share a counter.
     rateLimiter: (policy) =>

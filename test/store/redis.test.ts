@@ -145,6 +145,51 @@ describe("redisStore in Redis", () => {
     expect(await store.bus.publish("news", "other store only")).toBe(1);
   });
 
+  it("should send the appends of one turn as one script, keeping each log in order and capped", async () => {
+    const prefix = `batch:${randomUUID()}:`;
+    const store = makeStore({ prefix, maxEventsPerStream: 3 });
+    const monitor = await ready(connection()).then((redis) => redis.monitor());
+    const commands: string[] = [];
+    // Commands the client sent; those a script ran inside Redis come from "lua".
+    monitor.on("monitor", (_time: string, args: string[], source: string) => {
+      if (source !== "lua" && args.some((arg) => arg.startsWith(prefix)))
+        commands.push(args[0]!.toLowerCase());
+    });
+    try {
+      // Loads the script (EVALSHA, then EVAL), so what follows is counted warm.
+      await store.events.append("warm/g", { id: "g.1", message: {} });
+      await vi.waitFor(() => expect(commands).toEqual(["evalsha", "eval"]));
+      commands.length = 0;
+      const streams = Array.from({ length: 50 }, (_, i) => `s${i}/g${i}`);
+      const change = { jsonrpc: "2.0", method: "notifications/tools/list_changed" };
+      // One change to every stream (one message object), then a second turn of distinct events.
+      await Promise.all(
+        streams.map((s, i) => store.events.append(s, { id: `g${i}.1`, message: change })),
+      );
+      await Promise.all(
+        streams.map((s, i) => store.events.append(s, { id: `g${i}.2`, message: { n: i } })),
+      );
+      await vi.waitFor(() => expect(commands).toEqual(["evalsha", "evalsha"]));
+      for (const [i, stream] of streams.entries()) {
+        expect(await store.events.after(stream, `g${i}.1`)).toEqual([
+          { id: `g${i}.2`, message: { n: i } },
+        ]);
+      }
+      const one = streams[0]!;
+      await Promise.all(
+        [3, 4, 5].map((n) => store.events.append(one, { id: `g0.${n}`, message: { n } })),
+      );
+      // Capped at 3: the first two events are gone, the rest in order.
+      expect(await store.events.after(one, "g0.1")).toBeUndefined();
+      expect(await store.events.after(one, "g0.3")).toEqual([
+        { id: "g0.4", message: { n: 4 } },
+        { id: "g0.5", message: { n: 5 } },
+      ]);
+    } finally {
+      monitor.disconnect();
+    }
+  });
+
   it("should evict stale index entries before live sessions, and forget them on get", async () => {
     const prefix = `stale:${randomUUID()}:`;
     const store = makeStore({ prefix });

@@ -200,7 +200,7 @@ export class HeldSession {
     return {
       wants: (event: ChangeEvent) =>
         event.kind === "resource" ? this.#subscriptions.has(event.uri) : event.kind !== "task",
-      deliver: (message: JsonRpcMessage) => this.#standalone?.send(message),
+      deliver: (message: JsonRpcMessage, change) => this.#standalone?.send(message, change.json),
       keepAlive: () => this.#standalone?.keepAlive(),
       end: () => this.#standalone?.end(),
     };

@@ -14,6 +14,12 @@ export function streamOfEventId(eventId: string): string | undefined {
   return at > 0 ? eventId.slice(0, at) : undefined;
 }
 
+/** True for `{}`: the message of a priming event, which is never replayed. */
+function isEmpty(message: JsonObject): boolean {
+  for (const _ in message) return false;
+  return true;
+}
+
 function seqOf(eventId: string): number {
   return Number(eventId.slice(eventId.lastIndexOf(SEPARATOR) + 1));
 }
@@ -130,21 +136,23 @@ export class LegacyStream {
     for (const message of queued ?? []) this.send(message);
   }
 
-  /** Logs `message` and writes it to the connection, if one is attached. */
-  send(message: JsonRpcMessage): void {
+  /**
+   * Logs `message` and writes it to the connection, if one is attached; `json` is its JSON
+   * text when the caller has it already (one change sent to many streams is serialised once).
+   */
+  send(message: JsonRpcMessage, json?: string): void {
     if (this.#queued) {
       this.#queued.push(message);
       return;
     }
-    const event = {
-      id: `${this.id}${SEPARATOR}${++this.#seq}`,
-      message: message as unknown as JsonObject,
-    };
+    const seq = ++this.#seq;
+    const event = { id: `${this.id}${SEPARATOR}${seq}`, message: message as unknown as JsonObject };
     this.#append(event);
     // Always forwarded: the connection may be gone before this process notices, and a
     // resumption elsewhere drops what it already replayed.
     this.#options.forward?.(event);
-    this.relay(event);
+    if (this.#holding) this.#holding.push(event);
+    else this.#write(event, seq, json);
   }
 
   /** Writes an event with an id and no data, so the client has a `Last-Event-ID` at once. */
@@ -166,10 +174,13 @@ export class LegacyStream {
       this.end();
       return;
     }
-    const seq = seqOf(event.id);
-    if (!this.#writer || seq <= this.#written || Object.keys(event.message).length === 0) return;
+    this.#write(event, seqOf(event.id));
+  }
+
+  #write(event: LoggedEvent, seq: number, json?: string): void {
+    if (!this.#writer || seq <= this.#written || isEmpty(event.message)) return;
     this.#written = seq;
-    this.#writer.send(event.message as unknown as JsonRpcMessage, event.id);
+    this.#writer.sendJson(json ?? JSON.stringify(event.message), event.id);
   }
 
   /**
