@@ -6,6 +6,12 @@ export type { AllowedOrigins } from "./http/origin.js";
 export type { TrustProxy } from "./http/proxy.js";
 export type { BodyResult, McpHttpRequest, McpHttpResponse } from "./http/types.js";
 export type { FetchOptions } from "./http/web.js";
+export {
+  APP_MIME_TYPE,
+  APPS_EXTENSION,
+  type AppToolLink,
+  type AppToolVisibility,
+} from "./protocol/apps.js";
 export { ErrorCode, type ErrorCodeValue, isMcpError, McpError } from "./protocol/errors.js";
 export {
   SKILLS_EXTENSION,
@@ -19,6 +25,13 @@ export {
   MODERN_VERSIONS,
   SUPPORTED_VERSIONS,
 } from "./protocol/versions.js";
+export {
+  type AppCsp,
+  type AppResourceMeta,
+  type AppResourceOptions,
+  appToolMeta,
+  registerAppResource,
+} from "./server/ext/apps/index.js";
 export {
   registerSkill,
   type SkillFromParts,

@@ -2,6 +2,7 @@ import { randomUUID } from "node:crypto";
 import express from "express";
 import { createMcpHandler, type McpHandlerOptions, McpServer } from "mcp-mount";
 import { toExpress } from "mcp-mount/express";
+import { registerAdderApp } from "../shared/adder-app.js";
 
 /** What the Express app hands each request's handlers as `ctx.app`. */
 export interface ExampleApp {
@@ -142,6 +143,8 @@ export function createExampleServer<App = unknown>(): McpServer<App> {
  */
 export function createExampleApp(options: McpHandlerOptions<ExampleApp> = {}) {
   const server = createExampleServer<ExampleApp>();
+  // An MCP App: a view a host renders, whose button calls a server tool through the host.
+  registerAdderApp(server);
   server.tool(
     {
       name: "whoami",

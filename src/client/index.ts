@@ -11,6 +11,12 @@ export {
   McpHttpError,
   ToolApprovalDeniedError,
 } from "./errors.js";
+export {
+  APP_MIME_TYPE,
+  APPS_EXTENSION,
+  type AppToolLink,
+  type AppToolVisibility,
+} from "../protocol/apps.js";
 export { type LoadedSkill, Skill, SkillVerificationError } from "./ext/skills/index.js";
 export type { HeadersOption, HttpOptions } from "./http-wire.js";
 export type { Subscription } from "./listen.js";

@@ -34,7 +34,8 @@ export function toAnthropicTool(tool: Tool): AnthropicTool {
 }
 
 /**
- * The Anthropic Messages `tools` array for a list of tools.
+ * The Anthropic Messages `tools` array for a list of tools, leaving out those only an MCP App
+ * may call (`_meta.ui.visibility` without "model": hosts keep them from the model, SEP-1865).
  *
  * @example
  * ```ts
@@ -44,7 +45,7 @@ export function toAnthropicTool(tool: Tool): AnthropicTool {
  * ```
  */
 export function toAnthropicTools(tools: readonly Tool[]): AnthropicTool[] {
-  return tools.map(toAnthropicTool);
+  return tools.filter((tool) => tool.modelVisible).map(toAnthropicTool);
 }
 
 /**
@@ -75,7 +76,7 @@ export function toOpenAITool(
 
 /**
  * The OpenAI function-tool entries for a list of tools: Chat Completions shape by default,
- * Responses shape with `{ api: "responses" }`.
+ * Responses shape with `{ api: "responses" }`. Tools only an MCP App may call are left out.
  *
  * @example
  * ```ts
@@ -94,7 +95,9 @@ export function toOpenAITools(
   tools: readonly Tool[],
   options: { api?: "chat" | "responses" } = {},
 ): (OpenAIChatTool | OpenAIResponsesTool)[] {
-  return tools.map((tool) =>
-    options.api === "responses" ? toOpenAITool(tool, { api: "responses" }) : toOpenAITool(tool),
-  );
+  return tools
+    .filter((tool) => tool.modelVisible)
+    .map((tool) =>
+      options.api === "responses" ? toOpenAITool(tool, { api: "responses" }) : toOpenAITool(tool),
+    );
 }

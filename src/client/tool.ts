@@ -1,3 +1,4 @@
+import { type AppToolLink, appLinkOf, isModelVisible } from "../protocol/apps.js";
 import { type CompiledSchema, compileJsonSchema } from "../protocol/json-schema.js";
 import { isObject, type JsonObject } from "../protocol/messages.js";
 import { ToolApprovalDeniedError } from "./errors.js";
@@ -78,6 +79,10 @@ export class Tool {
   readonly openWorld: boolean;
   /** The client's policy asks for approval before each call. */
   readonly requiresApproval: boolean;
+  /** Its MCP App (`_meta.ui`): the `ui://` view a host renders for it, and who may call it. */
+  readonly ui: AppToolLink | undefined;
+  /** A model may see and call it: its app visibility (default both) includes "model". */
+  readonly modelVisible: boolean;
   readonly #policy: ToolPolicy;
   readonly #caller: ToolCaller;
   readonly #warn: (message: string) => void;
@@ -105,6 +110,8 @@ export class Tool {
     this.destructive = !this.readOnly && annotations.destructiveHint !== false;
     this.idempotent = annotations.idempotentHint === true;
     this.openWorld = annotations.openWorldHint !== false;
+    this.ui = appLinkOf(definition._meta);
+    this.modelVisible = isModelVisible(isObject(definition._meta) ? definition._meta : undefined);
     this.#policy = policy;
     this.#caller = caller;
     this.#warn = warn;

@@ -1,20 +1,27 @@
 import { readFileSync } from "node:fs";
+import { createRequire } from "node:module";
 import { fileURLToPath } from "node:url";
 import { Ajv2020 } from "ajv/dist/2020.js";
 
 /**
- * The extensions' JSON Schemas written from their texts (test/fixtures/ext/*.schema.json),
- * each file's `$id` its name: `assertExtSchema("skills", "GetSkillResult", value)`.
+ * The extensions' JSON Schemas: skills written from SEP-2640 (test/fixtures/ext/skills.schema.json),
+ * MCP Apps' as its package ships it: `assertExtSchema("skills", "GetSkillResult", value)`,
+ * `assertExtSchema("apps", "McpUiToolMeta", value)`.
  */
 const ajv = new Ajv2020({ strict: false, allErrors: true, validateFormats: false });
-for (const name of ["skills", "apps"]) {
-  const file = fileURLToPath(new URL(`../fixtures/ext/${name}.schema.json`, import.meta.url));
-  try {
-    ajv.addSchema(JSON.parse(readFileSync(file, "utf8")));
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code !== "ENOENT") throw error;
-  }
-}
+ajv.addSchema(
+  JSON.parse(
+    readFileSync(
+      fileURLToPath(new URL("../fixtures/ext/skills.schema.json", import.meta.url)),
+      "utf8",
+    ),
+  ),
+);
+// MCP Apps publishes its own: @modelcontextprotocol/ext-apps/schema.json (McpUiToolMeta, ...).
+const APPS_SCHEMA = createRequire(import.meta.url).resolve(
+  "@modelcontextprotocol/ext-apps/schema.json",
+);
+ajv.addSchema(JSON.parse(readFileSync(APPS_SCHEMA, "utf8")), "apps");
 
 /** Throws unless `value` matches definition `def` of extension schema `schema`. */
 export function assertExtSchema(schema: string, def: string, value: unknown): void {

@@ -147,6 +147,8 @@ describe("the published package", () => {
     const names = async (subpath: string) =>
       Object.keys(await import(join(ROOT, pkg.exports[subpath].default))).sort();
     expect(await names(".")).toEqual([
+      "APPS_EXTENSION",
+      "APP_MIME_TYPE",
       "ErrorCode",
       "LEGACY_VERSIONS",
       "MODERN_VERSION",
@@ -155,9 +157,11 @@ describe("the published package", () => {
       "McpServer",
       "SKILLS_EXTENSION",
       "SUPPORTED_VERSIONS",
+      "appToolMeta",
       "createMcpHandler",
       "isMcpError",
       "memoryStore",
+      "registerAppResource",
       "registerSkill",
     ]);
     expect(await names("./auth")).toEqual([
@@ -175,6 +179,8 @@ describe("the published package", () => {
     ]);
     expect(await names("./redis")).toEqual(["redisStore"]);
     expect(await names("./client")).toEqual([
+      "APPS_EXTENSION",
+      "APP_MIME_TYPE",
       "ErrorCode",
       "InputRequiredError",
       "McpClient",
@@ -183,6 +189,8 @@ describe("the published package", () => {
       "MessageWire",
       "OAuthError",
       "ResultCache",
+      "Skill",
+      "SkillVerificationError",
       "Tool",
       "ToolApprovalDeniedError",
       "isMcpError",

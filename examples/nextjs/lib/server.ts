@@ -6,6 +6,7 @@ import {
   type SchemaInput,
 } from "mcp-mount";
 import { z } from "zod";
+import { registerAdderApp } from "../../shared/adder-app";
 
 /** The Next.js runtime a route runs on. */
 export type Runtime = "nodejs" | "edge";
@@ -18,8 +19,9 @@ const inputs: Record<"echo" | "countdown", SchemaInput> = {
 };
 
 /**
- * The example's MCP endpoint for one runtime: echo, a runtime probe, a countdown and a greeting;
- * `options` adds handler options (the route behind a proxy sets `trustProxy`).
+ * The example's MCP endpoint for one runtime: echo, a runtime probe, a countdown, a greeting and
+ * the adder app (an MCP App); `options` adds handler options (the route behind a proxy sets
+ * `trustProxy`).
  */
 export function createExampleHandler(
   runtime: Runtime,
@@ -86,6 +88,9 @@ export function createExampleHandler(
       return `Hello, ${content.name}!`;
     },
   );
+
+  // An MCP App: a view a host renders, whose button calls a server tool through the host.
+  registerAdderApp(server);
 
   // Edge isolates share no memory, so legacy clients are served there without sessions.
   return createMcpHandler(server, {

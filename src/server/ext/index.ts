@@ -1,6 +1,7 @@
 import { createTelemetry, type TelemetryOptions } from "../../telemetry/telemetry.js";
 import type { ExtensionHost, ServerExtension } from "../extension.js";
 import type { McpServer } from "../mcp-server.js";
+import { appsExtension } from "./apps/index.js";
 import { skillsExtension } from "./skills/index.js";
 import { type TaskOptions, tasksExtension } from "./tasks/index.js";
 
@@ -29,9 +30,10 @@ export function createExtensions(
 }
 
 /**
- * The extensions that need nothing but the server's registrations (skills): stdio serves them
+ * The extensions that need nothing but the server's registrations (skills, apps): stdio serves them
  * as HTTP does.
  */
 export function registryExtensions(server: McpServer): ServerExtension[] {
-  return [skillsExtension(server as McpServer<never>)];
+  const owner = server as McpServer<never>;
+  return [skillsExtension(owner), appsExtension(owner)];
 }
