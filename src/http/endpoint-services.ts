@@ -32,6 +32,8 @@ export interface Caller {
   app?: unknown;
   /** The message's span and duration (telemetry), when on. */
   operation?: ServerOperation;
+  /** Charges more to the caller's rate limit (`ctx.charge`), when the endpoint has one. */
+  charge?: (points: number) => Promise<void>;
 }
 
 /** The shared parts of one handler, passed to each era's strategy. */

@@ -8,6 +8,13 @@ import { shutdownError } from "./in-flight.js";
 import { errorMessage, serializeResponse } from "./responses.js";
 import type { McpHttpResponse } from "./types.js";
 
+/** `Retry-After` for a rate-limit error answered 429 (its data says how long). */
+function retryAfterOf(error: McpError, status: number): Record<string, string> | undefined {
+  const data = error.data as { retryAfter?: unknown } | undefined;
+  if (status !== 429 || typeof data?.retryAfter !== "number") return undefined;
+  return { "retry-after": String(data.retryAfter) };
+}
+
 /** Where a request's messages go once it answers with an SSE stream. */
 export interface AnswerStream {
   /** A message related to the request (a notification, a legacy server request). */
@@ -95,7 +102,8 @@ export function exchange(
           ? error
           : new McpError(ErrorCode.InternalError, "Internal error");
         if (!isMcpError(error)) report(error);
-        answer(policy.errorStatus(known), errorMessage(known, request.id), known);
+        const status = policy.errorStatus(known);
+        answer(status, errorMessage(known, request.id), known, retryAfterOf(known, status));
       },
     );
   });

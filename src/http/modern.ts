@@ -129,6 +129,7 @@ function run(
       auth: caller.auth,
       app: caller.app,
       client: core.clientOf(req, caller.auth),
+      charge: caller.charge,
       hideUnauthorized: core.hideUnauthorized,
       send(notification) {
         if (!abort.aborted) stream().send(notification);

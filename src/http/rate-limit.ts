@@ -107,6 +107,27 @@ export class RateLimit {
     return { serve: false, response: overBudget(verdict, headers, message.id) };
   }
 
+  /**
+   * Charges `points` more to `client` while its request runs (`ctx.charge`): resolves when they
+   * fit (or the store is down with `failOpen`), throws the rate-limit error when they do not, or
+   * a retryable one when the store cannot be reached.
+   */
+  async chargeMore(client: string | undefined, points: number): Promise<void> {
+    if (!Number.isInteger(points) || points < 0)
+      throw new TypeError(`ctx.charge: points must be a whole number >= 0, got ${points}`);
+    if (points === 0) return;
+    const limiter = this.#made ?? (await this.#limiter);
+    let verdict: RateLimitVerdict;
+    try {
+      verdict = await limiter.consume(client ?? "anonymous", points);
+    } catch (error) {
+      this.#onError(error);
+      if (this.#failOpen) return;
+      throw storeDownError();
+    }
+    if (!verdict.allowed) throw rateLimitedError(verdict);
+  }
+
   /** `RateLimit-Policy` and `RateLimit` (draft-ietf-httpapi-ratelimit-headers-11 §3, §4). */
   #headers(verdict: RateLimitVerdict): Record<string, string> {
     const left = secondsOf(verdict.resetMs);
@@ -122,31 +143,35 @@ function secondsOf(ms: number): number {
   return Math.max(1, Math.ceil(ms / 1000));
 }
 
+/** The JSON-RPC error of a request over its budget; `data.retryAfter` in seconds. */
+function rateLimitedError(verdict: RateLimitVerdict): McpError {
+  const retryAfter = secondsOf(verdict.resetMs);
+  return new McpError(ErrorCode.RateLimited, `Rate limit exceeded; retry in ${retryAfter} s`, {
+    retryAfter,
+  });
+}
+
+/** The JSON-RPC error while the limiter's store cannot be reached. */
+function storeDownError(): McpError {
+  return new McpError(ErrorCode.InternalError, "Rate limit store unavailable, retry shortly");
+}
+
 /** 429 with Retry-After (the window's end, as the draft's §6 asks) and a JSON-RPC error. */
 function overBudget(
   verdict: RateLimitVerdict,
   headers: Record<string, string>,
   id: RequestId,
 ): McpHttpResponse {
-  const retryAfter = secondsOf(verdict.resetMs);
-  const error = new McpError(
-    ErrorCode.RateLimited,
-    `Rate limit exceeded; retry in ${retryAfter} s`,
-    { retryAfter },
-  );
-  return errorResponse(429, error, {
+  const retryAfter = String(secondsOf(verdict.resetMs));
+  return errorResponse(429, rateLimitedError(verdict), {
     id,
-    headers: { ...headers, "retry-after": String(retryAfter) },
+    headers: { ...headers, "retry-after": retryAfter },
   });
 }
 
 /** 503 while the limiter's store cannot be reached, as for the session store. */
 function limiterDown(id: RequestId): McpHttpResponse {
-  const error = new McpError(
-    ErrorCode.InternalError,
-    "Rate limit store unavailable, retry shortly",
-  );
-  return errorResponse(503, error, { id, headers: { "retry-after": "1" } });
+  return errorResponse(503, storeDownError(), { id, headers: { "retry-after": "1" } });
 }
 
 /** The response with the charge's headers added (a copy: responses may share header objects). */

@@ -22,11 +22,13 @@ export function errorMessage(error: McpError, id: RequestId | undefined): JsonOb
 
 /**
  * The HTTP status of a JSON-RPC error raised while running a request (in-band): the spec pins
- * 404 for an unknown method and 400 for a missing client capability; the rest travel as 200.
+ * 404 for an unknown method and 400 for a missing client capability; a rate limit (`ctx.charge`)
+ * is 429 as everywhere; the rest travel as 200.
  */
 export function inBandStatus(error: McpError): number {
   if (error.code === ErrorCode.MethodNotFound) return 404;
   if (error.code === ErrorCode.MissingRequiredClientCapability) return 400;
+  if (error.code === ErrorCode.RateLimited) return 429;
   return 200;
 }
 

@@ -219,9 +219,12 @@ async function charged(
   message: JsonRpcRequest,
   caller: Caller,
 ): Promise<McpHttpResponse> {
-  const charge = await rateLimit.charge(options.core.clientOf(req, caller.auth), message, caller);
+  const client = options.core.clientOf(req, caller.auth);
+  const charge = await rateLimit.charge(client, message, caller);
   if (!charge.serve) return charge.response;
-  return withHeaders(await toEra(options, req, message, caller), charge.headers);
+  // The handler may charge more as it runs (ctx.charge), to the same budget.
+  const charging: Caller = { ...caller, charge: (points) => rateLimit.chargeMore(client, points) };
+  return withHeaders(await toEra(options, req, message, charging), charge.headers);
 }
 
 /** Hands a request or notification to its era's strategy. */

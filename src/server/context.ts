@@ -53,6 +53,8 @@ export interface TransportContext {
   startTask?: () => Promise<boolean>;
   /** Closes the request's SSE stream early so the client polls back (legacy 2025-11-25 only). */
   closeStream?: () => void;
+  /** Charges more points to the caller's rate limit; absent without one. */
+  charge?: (points: number) => Promise<void>;
   /** Reports errors the client does not see in full. */
   onError?: (error: unknown) => void;
   /** The request's SERVER span and duration, which the dispatcher ends with its answer. */
@@ -186,6 +188,10 @@ class RequestContext implements HandlerContext {
 
   startTask(): Promise<boolean> {
     return this.#env.startTask?.() ?? Promise.resolve(false);
+  }
+
+  charge(points: number): Promise<void> {
+    return this.#env.charge?.(points) ?? Promise.resolve();
   }
 
   async #ask(key: string, method: string, params: JsonObject): Promise<JsonObject> {

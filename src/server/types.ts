@@ -94,6 +94,13 @@ export interface HandlerContext<App = unknown> {
    * false (the call goes on as usual) anywhere else.
    */
   startTask(): Promise<boolean>;
+  /**
+   * Charges `points` more to the caller's rate-limit budget (`rateLimit`), for work whose cost
+   * shows only as it runs (tokens, rows): resolves when they fit; throws the rate-limit error
+   * (`-32005`) when they do not, which answers the request (429, or on its stream when it has
+   * sent something already). A no-op without a rate limit (and on stdio).
+   */
+  charge(points: number): Promise<void>;
 }
 
 /** Anything a tool handler may return: a string, a JSON value, or a full result. */

@@ -21,6 +21,15 @@ function createServer(): McpServer {
   const server = new McpServer({ name: "limited", version: "1.0.0" });
   server.tool({ name: "cheap" }, () => "cheap");
   server.tool({ name: "expensive" }, () => "expensive");
+  // Work whose cost shows as it runs: it says so first (which opens a legacy stream), then pays.
+  server.tool(
+    { name: "metered", input: { type: "object", properties: { points: { type: "integer" } } } },
+    async ({ points }, ctx) => {
+      await ctx.log("info", "metering");
+      await ctx.charge(Number(points));
+      return `charged ${points}`;
+    },
+  );
   server.prompt({ name: "greet" }, () => "Hello");
   server.resource({ uri: "notes://index", name: "index" }, () => "index");
   server.resourceTemplate({ uriTemplate: "notes://{id}", name: "note" }, (uri) => ({
@@ -244,6 +253,56 @@ describe("rate limits", () => {
     expect(make({ points: 10, cost: { default: 0.5 } })).toThrow(/cost\.default/);
     const { rateLimiter: _, ...withoutLimiter } = memoryStore();
     expect(make({ points: 10 }, withoutLimiter)).toThrow(/rateLimiter/);
+  });
+
+  it("should answer a legacy request charged on its open stream with the error on that stream", async () => {
+    const mcp = handler({ rateLimit: { points: 5 } });
+    const send = from(mcp, "10.0.0.1");
+    const session = await openSession(send); // 1 point
+    const refused = await legacyCall(send, session, "tools/call", {
+      name: "metered",
+      arguments: { points: 10 },
+    });
+    // The stream was open (the log went first): its status was 200; the error ends it.
+    expect(refused.status).toBe(200);
+    expect(refused.headers.get("content-type")).toMatch(/^text\/event-stream/);
+    expect(refused.messages.map((message) => message.method ?? "response")).toEqual([
+      "notifications/message",
+      "response",
+    ]);
+    expect(refused.error?.code).toBe(-32005);
+    expect(refused.response.id).toBeDefined();
+    // What the handler could not pay was given back: 3 points are left for this one (1 + 2).
+    const paid = await legacyCall(send, session, "tools/call", {
+      name: "metered",
+      arguments: { points: 2 },
+    });
+    expect(paid.result.content).toEqual([{ type: "text", text: "charged 2" }]);
+    expect((await legacyCall(send, session, "ping")).status).toBe(429);
+  });
+
+  it("should answer 429 to a modern request charged over its budget before it streams", async () => {
+    const mcp = handler({ rateLimit: { points: 5 } });
+    const send = from(mcp, "10.0.0.1");
+    const refused = await call(send, "tools/call", { name: "metered", arguments: { points: 10 } });
+    expectOverBudget(refused, '"default";q=5;w=60');
+    const paid = await call(send, "tools/call", { name: "metered", arguments: { points: 3 } });
+    expect(paid.result.content).toEqual([{ type: "text", text: "charged 3" }]);
+    // The headers tell the budget when the request was admitted: 5 less a point per call.
+    expect(budgetOf(paid.headers).left).toBe(3);
+    expect((await call(send, "tools/list")).status).toBe(429);
+  });
+
+  it("should make ctx.charge a no-op without a rate limit", async () => {
+    const send = from(handler({}), "10.0.0.1");
+    const modern = await call(send, "tools/call", { name: "metered", arguments: { points: 1e6 } });
+    expect(modern.result.content).toEqual([{ type: "text", text: "charged 1000000" }]);
+    const session = await openSession(send);
+    const legacy = await legacyCall(send, session, "tools/call", {
+      name: "metered",
+      arguments: { points: 1e6 },
+    });
+    expect(legacy.result.content).toEqual([{ type: "text", text: "charged 1000000" }]);
   });
 
   it("should validate every refusal against the schema of its era", async () => {

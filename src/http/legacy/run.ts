@@ -1,3 +1,4 @@
+import { ErrorCode } from "../../protocol/errors.js";
 import type { JsonObject, JsonRpcRequest, RequestId } from "../../protocol/messages.js";
 import { answerDepthError, paramsDepthError } from "../../protocol/params.js";
 import type { LogLevel } from "../../protocol/versions.js";
@@ -84,8 +85,8 @@ export function runLegacyRequest(
       client: peer.clientInfo,
       caller,
       // JSON-RPC errors travel as 200 in this era, so clients read them as errors, not
-      // transport failures.
-      errorStatus: () => 200,
+      // transport failures; a rate limit is 429 as when it is met before the request runs.
+      errorStatus: (error) => (error.code === ErrorCode.RateLimited ? 429 : 200),
       openStream(answer) {
         const opened = host.openStream(request.id);
         stream = opened;
@@ -132,6 +133,7 @@ function legacyTransport(
     abort,
     auth: caller.auth,
     app: caller.app,
+    charge: caller.charge,
     hideUnauthorized: core.hideUnauthorized,
     sessionId: peer.sessionId,
     send: (notification) => {
