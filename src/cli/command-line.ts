@@ -1,11 +1,14 @@
 import { parseArgs } from "node:util";
 import type { Era } from "../client/index.js";
 import { isObject, type JsonObject } from "../protocol/messages.js";
+import { defaultTokenStore } from "./login.js";
 
 /** What `mcp-mount --help` prints. */
 export const USAGE = `Usage:
   mcp-mount inspect <url | command [args...]>          server info, tools, prompts, resources
   mcp-mount call <url | "command args"> <tool> [json]  call a tool with JSON arguments
+  mcp-mount login <url>                                sign in to a server that asks for OAuth
+  mcp-mount logout <url>                               forget the tokens kept for a server
 
 Options (recognised anywhere on the line, before or after the other arguments, up to "--"):
   -H, --header "Name: value"   add an HTTP header (repeatable), e.g. Authorization
@@ -13,7 +16,13 @@ Options (recognised anywhere on the line, before or after the other arguments, u
   --timeout <ms>               wait for an answer: to connect and per round trip
                                (default 60000; 0 waits for ever)
   --json                       print JSON instead of text (inspect; call always does)
+  --open                       open the sign-in page in a browser (else its URL is printed)
+  --token-store <file>         where OAuth tokens are kept, owner-only (default
+                               ~/.config/mcp-mount/tokens.json)
   -h, --help
+
+A server that asks for OAuth is signed in to when needed (login, a first call or inspect, a
+call that needs more scope): the sign-in URL is printed, the redirect awaited on 127.0.0.1.
 
 Everything after "--" goes to the server command verbatim, its own options too. An unknown
 option or a leftover argument before it is refused (exit 2):
@@ -39,19 +48,27 @@ export interface ClientFlags {
   era: Era | "auto";
   /** Milliseconds to connect, and per round trip; 0 for no limit. */
   timeoutMs: number;
+  /** The file of the OAuth token store. */
+  tokenStore: string;
+  /** Open the sign-in page in a browser. */
+  open: boolean;
 }
 
 /** What one command line asks for. */
 export type CommandLine =
   | { command: "help" }
   | { command: "inspect"; target: Target; json: boolean; flags: ClientFlags }
-  | { command: "call"; target: Target; tool: string; args: JsonObject; flags: ClientFlags };
+  | { command: "call"; target: Target; tool: string; args: JsonObject; flags: ClientFlags }
+  | { command: "login"; url: string; flags: ClientFlags }
+  | { command: "logout"; url: string; flags: ClientFlags };
 
 const OPTIONS = {
   header: { type: "string", short: "H", multiple: true },
   era: { type: "string", default: "auto" },
   timeout: { type: "string", default: "60000" },
   json: { type: "boolean", default: false },
+  open: { type: "boolean", default: false },
+  "token-store": { type: "string" },
   help: { type: "boolean", short: "h", default: false },
 } as const;
 
@@ -63,11 +80,15 @@ export function parseCommandLine(argv: string[]): CommandLine {
   const { values, positionals } = parse(argv);
   if (values.help) return { command: "help" };
   const [command, ...rest] = positionals;
-  if (command === undefined) throw new UsageError("name a command: inspect or call");
+  if (command === undefined) {
+    throw new UsageError("name a command: inspect, call, login or logout");
+  }
   const flags: ClientFlags = {
     headers: toHeaders(values.header ?? []),
     era: toEra(values.era),
     timeoutMs: toTimeout(values.timeout),
+    tokenStore: values["token-store"] ?? defaultTokenStore(),
+    open: values.open,
   };
   if (command === "inspect") {
     return { command, target: toTarget(rest), json: values.json, flags };
@@ -84,7 +105,12 @@ export function parseCommandLine(argv: string[]): CommandLine {
     }
     return { command, target: toTarget([server]), tool, args: toArguments(json), flags };
   }
-  throw new UsageError(`unknown command ${command}: inspect or call`);
+  if (command === "login" || command === "logout") {
+    const target = toTarget(rest);
+    if (target.kind !== "http") throw new UsageError(`${command} takes a server's URL`);
+    return { command, url: target.url, flags };
+  }
+  throw new UsageError(`unknown command ${command}: inspect, call, login or logout`);
 }
 
 function parse(argv: string[]) {

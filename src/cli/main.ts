@@ -4,18 +4,24 @@ import { stdio } from "../client/stdio.js";
 import { askOnTerminal } from "./ask.js";
 import {
   type ClientFlags,
+  type CommandLine,
   parseCommandLine,
   type Target,
   USAGE,
   UsageError,
 } from "./command-line.js";
 import { inspect } from "./inspect.js";
+import { type CliSignIn, cliSignIn, login, logout } from "./login.js";
 
 /**
  * Connects within `--timeout`: the client's own timeout counts each round trip once
  * connected, and the deadline is cleared then so it cannot end a stream opened on the way.
  */
-async function connect(target: Target, flags: ClientFlags): Promise<McpClient> {
+async function connect(
+  target: Target,
+  flags: ClientFlags,
+  signIn: CliSignIn | undefined,
+): Promise<McpClient> {
   const options: McpClientOptions = {
     headers: flags.headers,
     era: flags.era,
@@ -23,6 +29,7 @@ async function connect(target: Target, flags: ClientFlags): Promise<McpClient> {
     clientInfo: { name: "mcp-mount-cli", version: "0.1.0" },
     onInput: { elicitation: askOnTerminal },
     onWarning: (message) => console.error(`warning: ${message}`),
+    ...(signIn ? { auth: signIn.auth } : {}),
   };
   const server =
     target.kind === "http"
@@ -41,13 +48,39 @@ async function connect(target: Target, flags: ClientFlags): Promise<McpClient> {
   }
 }
 
+type InspectOrCall = Extract<CommandLine, { command: "inspect" | "call" }>;
+
+function hasAuthorization(headers: Record<string, string>): boolean {
+  return Object.keys(headers).some((name) => name.toLowerCase() === "authorization");
+}
+
 async function main(argv: string[]): Promise<number> {
   const line = parseCommandLine(argv);
   if (line.command === "help") {
     console.log(USAGE);
     return 0;
   }
-  const client = await connect(line.target, line.flags);
+  if (line.command === "login") {
+    console.log(await login(line.url, line.flags.tokenStore, line.flags.open));
+    return 0;
+  }
+  if (line.command === "logout") {
+    console.log(await logout(line.url, line.flags.tokenStore));
+    return 0;
+  }
+  // Kept tokens, and sign-in when needed, unless the command line brings its own Authorization.
+  const signIn =
+    line.target.kind === "http" && !hasAuthorization(line.flags.headers)
+      ? await cliSignIn(line.flags.tokenStore, line.flags.open)
+      : undefined;
+  try {
+    return await run(line, await connect(line.target, line.flags, signIn));
+  } finally {
+    await signIn?.close();
+  }
+}
+
+async function run(line: InspectOrCall, client: McpClient): Promise<number> {
   try {
     if (line.command === "inspect") {
       console.log(await inspect(client, line.json));

@@ -85,7 +85,8 @@ describe("the mcp-mount CLI", () => {
       const server = new McpServer({ name: "guarded", version: "1.0.0" });
       server.tool({ name: "whoami" }, (_args, ctx) => ({ subject: ctx.auth?.subject ?? null }));
       const auth = bearerAuth({
-        authorizationServers: ["https://auth.example.com"],
+        // Nothing listens there: the CLI's attempt to sign in finds no authorization server.
+        authorizationServers: ["http://127.0.0.1:1"],
         verify: (token) =>
           token === "cli-token" ? { subject: "cli-user", scopes: [] } : undefined,
       });
@@ -99,7 +100,7 @@ describe("the mcp-mount CLI", () => {
     it("should send -H given after the URL to a server that requires it", async () => {
       const refused = await cli("call", guarded.url, "whoami", "{}");
       expect(refused.code).toBe(1);
-      expect(refused.stderr).toMatch(/^error: .*Authorization required/);
+      expect(refused.stderr).toMatch(/^error: No authorization server metadata found/);
       const called = await cli(
         "call",
         guarded.url,

@@ -23,9 +23,12 @@ function wellKnown(url: URL, suffix: string, position: "insert" | "append"): URL
 }
 
 async function getJson(url: URL, fetcher: typeof fetch): Promise<JsonObject | undefined> {
-  const response = await fetcher(url, { headers: { accept: "application/json" } });
-  if (!response.ok) {
-    await response.body?.cancel();
+  // A server that cannot be reached is one more place without the document.
+  const response = await fetcher(url, { headers: { accept: "application/json" } }).catch(
+    () => undefined,
+  );
+  if (!response?.ok) {
+    await response?.body?.cancel();
     return undefined;
   }
   const body: unknown = await response.json().catch(() => undefined);
