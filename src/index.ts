@@ -4,6 +4,8 @@ export type { CloseOptions, McpHandler, McpHandlerOptions, McpHealth } from "./h
 export { createMcpHandler } from "./http/handler.js";
 export type { AllowedOrigins } from "./http/origin.js";
 export type { TrustProxy } from "./http/proxy.js";
+export type { RateLimitOptions } from "./http/rate-limit.js";
+export type { RateLimitCosts, RateLimitedRequest } from "./http/rate-limit-cost.js";
 export type { BodyResult, McpHttpRequest, McpHttpResponse } from "./http/types.js";
 export type { FetchOptions } from "./http/web.js";
 export {
@@ -45,4 +47,12 @@ export { McpServer } from "./server/mcp-server.js";
 export type { SchemaInput, StandardSchemaV1 } from "./server/schema.js";
 export type * from "./server/types.js";
 export { type MemoryStoreOptions, memoryStore } from "./store/memory.js";
-export type { BusMessage, EventBus, McpStore, NonceStore } from "./store/types.js";
+export type {
+  BusMessage,
+  EventBus,
+  McpStore,
+  NonceStore,
+  RateLimiter,
+  RateLimitPolicy,
+  RateLimitVerdict,
+} from "./store/types.js";

@@ -8,7 +8,27 @@ import { type CostOf, createCostOf, type RateLimitCosts } from "./rate-limit-cos
 import { errorResponse } from "./responses.js";
 import type { McpHttpResponse } from "./types.js";
 
-/** Options of `createMcpHandler`'s `rateLimit`: a budget of points per window per principal. */
+/**
+ * Options of `createMcpHandler`'s `rateLimit`: a budget of points per window per principal,
+ * kept in the store (the memory store, or Redis for one budget across processes).
+ *
+ * @example
+ * ```ts
+ * import { createMcpHandler } from "mcp-mount";
+ *
+ * const mcp = createMcpHandler(server, {
+ *   rateLimit: {
+ *     points: 100, // per principal per minute
+ *     cost: { tools: { generate_report: 10 }, methods: { "tools/list": 0 } },
+ *   },
+ * });
+ * server.tool({ name: "summarize" }, async (_args, ctx) => {
+ *   const tokens = 1_200; // known only once the work is done
+ *   await ctx.charge(Math.ceil(tokens / 100)); // throws the rate-limit error when over
+ *   return "summary";
+ * });
+ * ```
+ */
 export interface RateLimitOptions {
   /** Points each principal (else client id, else client address) may spend per window. */
   points: number;
