@@ -80,6 +80,14 @@ describe("examples/express/server.ts (npm run example)", () => {
         "initialize",
       );
       expect(exchange.result.serverInfo).toMatchObject({ name: "mcp-mount-example" });
+      // The adder app (an MCP App): declared, its view served, its app-only tool listed.
+      expect(discover.result.capabilities).toMatchObject({
+        extensions: { "io.modelcontextprotocol/ui": { mimeTypes: ["text/html;profile=mcp-app"] } },
+      });
+      const view = await call(viaUrl(example.url), "resources/read", {
+        uri: "ui://mcp-mount-example/adder.html",
+      });
+      expect(view.result.contents).toMatchObject([{ mimeType: "text/html;profile=mcp-app" }]);
       expect(init.headers.get("mcp-session-id")).toBeTruthy();
     } finally {
       expect(await stop(example.child)).toBe(0);
