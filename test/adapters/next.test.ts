@@ -84,7 +84,14 @@ describe.each(ROUTES)("examples/nextjs on the %s runtime (next start, %s)", (run
     const { status, result } = await call(send, "tools/list");
     expect(status).toBe(200);
     const tools = result.tools as { name: string; inputSchema: Record<string, unknown> }[];
-    expect(tools.map((tool) => tool.name)).toEqual(["echo", "runtime", "countdown", "greet"]);
+    expect(tools.map((tool) => tool.name)).toEqual([
+      "echo",
+      "runtime",
+      "countdown",
+      "greet",
+      "adder",
+      "adder_add",
+    ]);
     expect(tools[0]?.inputSchema).toMatchObject({
       type: "object",
       properties: { text: { type: "string" } },
@@ -100,6 +107,18 @@ describe.each(ROUTES)("examples/nextjs on the %s runtime (next start, %s)", (run
     expect(status).toBe(200);
     expect(result.content).toEqual([{ type: "text", text: "hello from Next.js" }]);
     expect(result.isError).toBeUndefined();
+  });
+
+  it("should serve the adder app: its ui:// view, and its tool through the route", async () => {
+    const { result } = await call(send, "resources/read", {
+      uri: "ui://mcp-mount-example/adder.html",
+    });
+    const [view] = result.contents as { mimeType: string; text: string; _meta: unknown }[];
+    expect(view?.mimeType).toBe("text/html;profile=mcp-app");
+    expect(view?.text).toContain("ui/initialize");
+    expect(view?._meta).toMatchObject({ ui: { prefersBorder: true } });
+    const added = await call(send, "tools/call", { name: "adder_add", arguments: { a: 2, b: 3 } });
+    expect(added.result.content).toEqual([{ type: "text", text: "2 + 3 = 5" }]);
   });
 
   it(`should run the tools on the ${runtime} runtime`, async () => {
@@ -412,7 +431,14 @@ describe.each(ROUTES)("the official modern client against the %s route (%s)", (_
       expect(client.getProtocolEra()).toBe("modern");
       expect(client.getServerVersion()).toMatchObject({ name: "mcp-mount-nextjs" });
       const { tools } = await client.listTools();
-      expect(tools.map((tool) => tool.name)).toEqual(["echo", "runtime", "countdown", "greet"]);
+      expect(tools.map((tool) => tool.name)).toEqual([
+        "echo",
+        "runtime",
+        "countdown",
+        "greet",
+        "adder",
+        "adder_add",
+      ]);
       const echoed = await client.callTool({
         name: "echo",
         arguments: { text: "hi from the SDK" },
@@ -645,7 +671,14 @@ describe("a page on another origin in Chromium against examples/nextjs", () => {
         },
         { url: app.origin + path },
       );
-      expect(outcome.tools).toEqual(["echo", "runtime", "countdown", "greet"]);
+      expect(outcome.tools).toEqual([
+        "echo",
+        "runtime",
+        "countdown",
+        "greet",
+        "adder",
+        "adder_add",
+      ]);
       expect(outcome.runtime).toEqual({ runtime });
       expect(outcome.greeting).toEqual([{ type: "text", text: "Hello, Ada!" }]);
       const captured = await tab.evaluate(() => (window as unknown as PageWindow).captured);
