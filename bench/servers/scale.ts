@@ -20,7 +20,14 @@ server.tool({ name: "notify_tools_changed" }, () => {
 
 if (process.env.BENCH_STORE === "memory") delete process.env.REDIS_URL;
 const { store } = await storeFromEnv();
-const mcp = createMcpHandler(server, { secret: "bench-secret-0123456789abcdef", store });
+// The load comes from one loopback client: the per-client limits would refuse most of it.
+const mcp = createMcpHandler(server, {
+  secret: "bench-secret-0123456789abcdef",
+  store,
+  maxStreams: 100_000,
+  maxStreamsPerClient: 100_000,
+  legacy: { maxSessionsPerClient: 100_000 },
+});
 await mcp.ready;
 
 const httpServer = createServer(toNodeHandler(mcp));

@@ -1,0 +1,53 @@
+import { createServer, type RequestListener } from "node:http";
+import type { AddressInfo } from "node:net";
+import { createMcpHandler } from "mcp-mount";
+import { toNodeHandler } from "mcp-mount/node";
+import { createEchoServer } from "./echo-server.js";
+
+// One server of bench/stream-memory.ts, run with --expose-gc: BENCH_SERVER=bare holds plain
+// node:http SSE responses (what Node's socket, parser, request and response cost), =mcp-mount
+// serves the package (memory store, limits raised so one loopback client may hold them all).
+// Answers "heap" over IPC with the heap after forced GCs, and RSS.
+
+/** What the parent reads. */
+export interface HeapMessage {
+  heapUsed: number;
+  external: number;
+  rss: number;
+}
+
+const bare: RequestListener = (req, res) => {
+  req.resume();
+  res.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-cache" });
+  res.write("data: \n\n");
+};
+
+function mount(): RequestListener {
+  const mcp = createMcpHandler(createEchoServer("bench-stream-memory"), {
+    secret: "bench-secret-0123456789abcdef",
+    maxStreams: 100_000,
+    maxStreamsPerClient: 100_000,
+    legacy: { maxSessionsPerClient: 100_000 },
+  });
+  const handle = toNodeHandler(mcp);
+  return (req, res) => void handle(req, res);
+}
+
+const server = createServer(process.env.BENCH_SERVER === "bare" ? bare : mount());
+server.keepAliveTimeout = 600_000;
+server.headersTimeout = 0;
+server.requestTimeout = 0;
+server.listen(0, "127.0.0.1", () => {
+  process.send?.({ port: (server.address() as AddressInfo).port });
+});
+
+process.on("message", async (message) => {
+  if (message !== "heap") return;
+  for (let i = 0; i < 6; i++) {
+    globalThis.gc?.();
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+  const { heapUsed, external, rss } = process.memoryUsage();
+  process.send?.({ heapUsed, external, rss } satisfies HeapMessage);
+});
+process.on("disconnect", () => process.exit(0));
