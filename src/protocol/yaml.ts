@@ -214,7 +214,10 @@ class BlockReader {
   /** An inline value with its continuation lines (deeper than `indent`) folded in. */
   #continued(inline: string, indent: number): string {
     let text = inline;
+    const flow = /^[[{]/.test(inline);
     for (let line = this.peek(); line && line.indent > indent; line = this.peek()) {
+      // A plain scalar cannot go on with a key: YAML refuses "mapping values" there.
+      if (!flow && /:( |$)/.test(line.text)) throw new YamlError(`Unexpected key in: ${line.text}`);
       text += ` ${stripComment(line.text)}`;
       this.#at++;
     }
