@@ -33,7 +33,20 @@ export interface PreRegisteredClient {
 /** Resolves with the URL the authorization server redirected the user-agent to. */
 export type RedirectHandler = (authorizationUrl: URL) => Promise<string | URL>;
 
-/** How `McpClient` signs in to a protected server (MCP authorization, OAuth 2.1). */
+/**
+ * How `McpClient` signs in to a protected server (MCP authorization, OAuth 2.1).
+ *
+ * @example
+ * ```ts
+ * import { McpClient, type OAuthOptions } from "mcp-mount/client";
+ * const auth: OAuthOptions = {
+ *   redirectUri: "https://app.example.com/oauth/callback",
+ *   redirect: (url) => openSignInWindow(url), // resolves with the URL it came back to
+ * };
+ * const client = await McpClient.connect("https://mcp.example.com/mcp", { auth });
+ * declare function openSignInWindow(url: URL): Promise<string>;
+ * ```
+ */
 export interface OAuthOptions {
   /**
    * Sends the user to the authorization URL (a browser, a desktop window) and resolves with
