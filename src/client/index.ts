@@ -1,3 +1,9 @@
+export {
+  APP_MIME_TYPE,
+  APPS_EXTENSION,
+  type AppToolLink,
+  type AppToolVisibility,
+} from "../protocol/apps.js";
 export type { TelemetryOptions } from "../telemetry/telemetry.js";
 export { type CacheHints, ResultCache } from "./cache.js";
 export { McpClient } from "./client.js";
@@ -11,15 +17,20 @@ export {
   McpHttpError,
   ToolApprovalDeniedError,
 } from "./errors.js";
-export {
-  APP_MIME_TYPE,
-  APPS_EXTENSION,
-  type AppToolLink,
-  type AppToolVisibility,
-} from "../protocol/apps.js";
 export { type LoadedSkill, Skill, SkillVerificationError } from "./ext/skills/index.js";
 export type { HeadersOption, HttpOptions } from "./http-wire.js";
 export type { Subscription } from "./listen.js";
+export { memoryOAuthStore } from "./oauth/memory-store.js";
+export {
+  OAuthError,
+  type OAuthOptions,
+  type OAuthStore,
+  type PreRegisteredClient,
+  type RedirectHandler,
+  type StoredClient,
+  type StoredTokens,
+  type TokenEndpointAuthMethod,
+} from "./oauth/types.js";
 export type { Listed, McpClientOptions } from "./options.js";
 export {
   type AnthropicTool,
