@@ -59,7 +59,7 @@ function expectApp(
   assertExtSchema("apps", "McpUiClientCapabilities", { mimeTypes: [APP_MIME_TYPE] });
   const listed = resources.find((resource) => resource.uri === VIEW);
   expect(listed).toMatchObject({ mimeType: APP_MIME_TYPE, _meta: { ui: UI } });
-  assertExtSchema("apps", "McpUiResourceMeta", (listed?._meta as { ui: unknown }).ui);
+  assertExtSchema("apps", "McpUiResourceMeta", (listed?._meta as { ui?: unknown } | undefined)?.ui);
   const [content] = read.contents as Record<string, unknown>[];
   expect(content).toEqual({
     uri: VIEW,
@@ -148,12 +148,8 @@ describe("MCP Apps (io.modelcontextprotocol/ui), server", () => {
       await ask(3, "resources/read", { uri: VIEW, ...meta }),
       await ask(4, "tools/list", meta),
     ];
-    modern.forEach((message, i) =>
-      assertModernMessage(
-        message,
-        ["server/discover", "resources/list", "resources/read", "tools/list"][i]!,
-      ),
-    );
+    const methods = ["server/discover", "resources/list", "resources/read", "tools/list"];
+    for (const [i, message] of modern.entries()) assertModernMessage(message, methods[i]!);
     expectApp(
       modern[0]!.result.capabilities as Record<string, unknown>,
       modern[1]!.result.resources as Record<string, unknown>[],
