@@ -98,8 +98,11 @@ const MODERN_ERROR_CODES = new Set<number>([
  * the caller must authenticate first.
  */
 export function isLegacyAnswer(error: unknown): boolean {
-  if (error instanceof McpHttpError) return isHttpRefusal(error);
+  // A rate limit (429, -32005) says "not now", not "not this era": falling back would only be
+  // refused again, and hide why.
+  if (error instanceof McpHttpError) return isHttpRefusal(error) && error.status !== 429;
   if (error instanceof McpError) {
+    if (error.code === ErrorCode.RateLimited) return false;
     if (error.code === ErrorCode.UnsupportedProtocolVersion) {
       const supported = isObject(error.data) ? error.data.supported : undefined;
       return Array.isArray(supported) && !supported.includes(MODERN_VERSION);
