@@ -53,7 +53,15 @@ describe("the official modern client (@modelcontextprotocol/client) against exam
   it("should list and call tools", async () => {
     const client = await connect();
     const { tools } = await client.listTools();
-    expect(tools.map((tool) => tool.name)).toEqual(["echo", "add", "countdown", "plan_trip", "whoami"]);
+    expect(tools.map((tool) => tool.name)).toEqual([
+      "echo",
+      "add",
+      "countdown",
+      "plan_trip",
+      "adder",
+      "adder_add",
+      "whoami",
+    ]);
     const echoed = await client.callTool({ name: "echo", arguments: { text: "hello" } });
     expect(echoed.content).toEqual([{ type: "text", text: "hello" }]);
     const sum = await client.callTool({ name: "add", arguments: { a: 2, b: 3 } });
@@ -110,6 +118,7 @@ describe("the official modern client (@modelcontextprotocol/client) against exam
     const { resources } = await client.listResources();
     expect(resources.map((resource) => resource.uri)).toEqual([
       "notes://index",
+      "ui://mcp-mount-example/adder.html",
       "notes://1",
       "notes://2",
     ]);
