@@ -5,10 +5,10 @@
 // the answer shows in the view. A screenshot is kept under test-results/apps/.
 import { mkdir, stat } from "node:fs/promises";
 import { join, resolve } from "node:path";
-import { McpServer } from "mcp-mount";
+import { appToolMeta, McpServer } from "mcp-mount";
 import type { Browser } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { registerAdderApp } from "../../examples/shared/adder-app.js";
+import { ADDER_VIEW, registerAdderApp } from "../../examples/shared/adder-app.js";
 import { type AppsHost, startAppsHost } from "../helpers/apps-host.js";
 import { launchChromium } from "../helpers/browser.js";
 
@@ -20,6 +20,14 @@ let host: AppsHost;
 beforeAll(async () => {
   const server = new McpServer({ name: "adder-host-test", version: "1.0.0" });
   registerAdderApp(server);
+  // A tool linked to the view that only the model may call: the host refuses it to the app.
+  server.tool(
+    {
+      name: "model_only",
+      _meta: appToolMeta({ resourceUri: ADDER_VIEW, visibility: ["model"] }),
+    },
+    () => "the model's",
+  );
   [browser, host] = await Promise.all([launchChromium(), startAppsHost(server)]);
 });
 
@@ -55,6 +63,20 @@ describe("an MCP App in a real host (Chromium, ext-apps' AppBridge, our client)"
 
     await view.locator("#add").click();
     await expect.poll(() => view.locator("#result").textContent()).toBe("2 + 3 = 5");
+    expect(await page.evaluate(() => (window as { toolCalls?: string[] }).toolCalls)).toEqual([
+      "adder_add",
+    ]);
+
+    // The view asking for a tool whose visibility leaves out "app" gets an error, not a call.
+    const refused = await frame.evaluate(() =>
+      (window as unknown as { request(method: string, params: object): Promise<unknown> })
+        .request("tools/call", { name: "model_only", arguments: {} })
+        .then(
+          () => "called",
+          (error: Error) => error.message,
+        ),
+    );
+    expect(refused).toContain("not callable by the app");
     expect(await page.evaluate(() => (window as { toolCalls?: string[] }).toolCalls)).toEqual([
       "adder_add",
     ]);
