@@ -146,13 +146,17 @@ const AUTH_COMMON = [
   "auth/token-endpoint-auth-none",
   "auth/pre-registration",
 ];
-/** The OAuth client-credentials extension: not on the spec timeline, so run with --force. */
-const CLIENT_CREDENTIALS = ["auth/client-credentials-jwt", "auth/client-credentials-basic"];
+/** Auth extensions (client credentials, DPoP): not on the spec timeline, so run with --force. */
+const AUTH_EXTENSIONS = [
+  "auth/client-credentials-jwt",
+  "auth/client-credentials-basic",
+  "auth/dpop",
+  "auth/dpop-nonce",
+];
 
 /**
- * Every auth/* client scenario of 0.2.0-alpha.12 but four, at each wire it applies to; the
- * extensions run at both. Left out, and why: auth/dpop and auth/dpop-nonce (DPoP-bound tokens,
- * RFC 9449: the client sends Bearer tokens only), auth/wif-jwt-bearer (workload identity: the
+ * Every auth/* client scenario of 0.2.0-alpha.12 but two, at each wire it applies to; the
+ * extensions run at both. Left out, and why: auth/wif-jwt-bearer (workload identity: the
  * client has no source of workload JWTs), auth/enterprise-managed-authorization (token
  * exchange at an enterprise identity provider first).
  */
@@ -172,10 +176,10 @@ const AUTH_RUNS: { version: string; scenarios: string[] }[] = [
       "auth/iss-unexpected",
       "auth/iss-normalized",
       "auth/metadata-issuer-mismatch",
-      ...CLIENT_CREDENTIALS,
+      ...AUTH_EXTENSIONS,
     ],
   },
-  { version: "2025-11-25", scenarios: [...AUTH_COMMON, ...CLIENT_CREDENTIALS] },
+  { version: "2025-11-25", scenarios: [...AUTH_COMMON, ...AUTH_EXTENSIONS] },
   {
     version: "2025-03-26",
     scenarios: [
@@ -206,7 +210,7 @@ async function runAuthScenario(
   const { command, prefix } = node22();
   const args = [...prefix, join(ROOT, RUNS[0]!.cli), "client", "--command", CLIENT];
   args.push("--scenario", scenario, "--spec-version", version, "--timeout", "90000");
-  if (CLIENT_CREDENTIALS.includes(scenario)) args.push("--force");
+  if (AUTH_EXTENSIONS.includes(scenario)) args.push("--force");
   const child = spawn(command, [...args, "-o", outputDir], {
     cwd: ROOT,
     detached: true,

@@ -7,14 +7,18 @@ export interface BearerChallenge {
 
 const PARAM = /([A-Za-z0-9_.-]+)\s*=\s*(?:"((?:[^"\\]|\\.)*)"|([^\s,]+))/g;
 
-/** The `Bearer` challenge of a response's `WWW-Authenticate`, if it carries one. */
+/**
+ * The `Bearer` challenge of a response's `WWW-Authenticate` (else its `DPoP` one, RFC 9449
+ * §7.1, which carries the same parameters), if it carries one.
+ */
 export function bearerChallengeOf(response: Response): BearerChallenge | undefined {
   const header = response.headers.get("www-authenticate");
   if (!header) return undefined;
-  const start = header.search(/(^|[\s,])Bearer(\s|$)/i);
+  const at = (scheme: string) => header.search(new RegExp(`(^|[\\s,])${scheme}(\\s|$)`, "i"));
+  const start = at("Bearer") >= 0 ? at("Bearer") : at("DPoP");
   if (start < 0) return undefined;
   // Parameters run from the scheme to the next scheme name (a token not followed by "=").
-  const rest = header.slice(start).replace(/^[\s,]*Bearer/i, "");
+  const rest = header.slice(start).replace(/^[\s,]*(Bearer|DPoP)/i, "");
   const end = rest.search(/,\s*[A-Za-z0-9_.-]+\s+[A-Za-z0-9_.-]+\s*=/);
   const params = end < 0 ? rest : rest.slice(0, end);
   const challenge: BearerChallenge = {};

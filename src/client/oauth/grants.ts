@@ -14,6 +14,7 @@ function stored(
   const refreshToken = response.refresh_token ?? previousRefresh;
   return {
     accessToken: response.access_token,
+    ...(response.token_type.toLowerCase() === "dpop" ? { tokenType: "DPoP" as const } : {}),
     ...(refreshToken ? { refreshToken } : {}),
     ...(typeof response.expires_in === "number"
       ? { expiresAt: Date.now() + response.expires_in * 1000 }
@@ -22,6 +23,24 @@ function stored(
     issuer,
     resource,
   };
+}
+
+/** oauth4webapi's options for a token request: fetch, HTTP policy, DPoP. */
+function tokenOptions(context: IdentityContext, server: ServerMetadata) {
+  return {
+    ...context.http(String(server.token_endpoint)),
+    ...(context.dpop ? { DPoP: context.dpop } : {}),
+  };
+}
+
+/** Sends a token request, once more when a DPoP server asks for its nonce (RFC 9449 §8). */
+async function withNonceRetry<T>(context: IdentityContext, request: () => Promise<T>): Promise<T> {
+  try {
+    return await request();
+  } catch (error) {
+    if (!context.dpop || !context.oauth.isDPoPNonceError(error)) throw error;
+    return request();
+  }
 }
 
 /** The authorization request's URL: PKCE S256, state, `resource` and the scopes chosen. */
@@ -76,20 +95,18 @@ export async function authorizationCodeGrant(
   const back = new URL(await redirect(url));
   try {
     const params = oauth.validateAuthResponse(server as never, identity.client, back, state);
-    const response = await oauth.authorizationCodeGrantRequest(
-      server as never,
-      identity.client,
-      identity.auth,
-      params,
-      redirectUri,
-      verifier,
-      { additionalParameters: { resource }, ...context.http(String(server.token_endpoint)) },
-    );
-    const tokens = await oauth.processAuthorizationCodeResponse(
-      server as never,
-      identity.client,
-      response,
-    );
+    const tokens = await withNonceRetry(context, async () => {
+      const response = await oauth.authorizationCodeGrantRequest(
+        server as never,
+        identity.client,
+        identity.auth,
+        params,
+        redirectUri,
+        verifier,
+        { additionalParameters: { resource }, ...tokenOptions(context, server) },
+      );
+      return oauth.processAuthorizationCodeResponse(server as never, identity.client, response);
+    });
     return stored(tokens, server.issuer, resource, scope);
   } catch (error) {
     throw toOAuthError(error, "Authorization");
@@ -106,18 +123,16 @@ export async function clientCredentialsGrant(
   const { oauth } = context;
   const { server, resource } = discovery;
   try {
-    const response = await oauth.clientCredentialsGrantRequest(
-      server as never,
-      identity.client,
-      identity.auth,
-      { resource, ...(scope ? { scope } : {}) },
-      context.http(String(server.token_endpoint)),
-    );
-    const tokens = await oauth.processClientCredentialsResponse(
-      server as never,
-      identity.client,
-      response,
-    );
+    const tokens = await withNonceRetry(context, async () => {
+      const response = await oauth.clientCredentialsGrantRequest(
+        server as never,
+        identity.client,
+        identity.auth,
+        { resource, ...(scope ? { scope } : {}) },
+        tokenOptions(context, server),
+      );
+      return oauth.processClientCredentialsResponse(server as never, identity.client, response);
+    });
     return stored(tokens, server.issuer, resource, scope);
   } catch (error) {
     throw toOAuthError(error, "Client credentials grant");
@@ -133,21 +148,16 @@ export async function refreshGrant(
 ): Promise<StoredTokens> {
   const { oauth } = context;
   try {
-    const response = await oauth.refreshTokenGrantRequest(
-      server as never,
-      identity.client,
-      identity.auth,
-      tokens.refreshToken,
-      {
-        additionalParameters: { resource: tokens.resource },
-        ...context.http(String(server.token_endpoint)),
-      },
-    );
-    const fresh = await oauth.processRefreshTokenResponse(
-      server as never,
-      identity.client,
-      response,
-    );
+    const fresh = await withNonceRetry(context, async () => {
+      const response = await oauth.refreshTokenGrantRequest(
+        server as never,
+        identity.client,
+        identity.auth,
+        tokens.refreshToken,
+        { additionalParameters: { resource: tokens.resource }, ...tokenOptions(context, server) },
+      );
+      return oauth.processRefreshTokenResponse(server as never, identity.client, response);
+    });
     return stored(fresh, server.issuer, tokens.resource, tokens.scope, tokens.refreshToken);
   } catch (error) {
     throw toOAuthError(error, "Token refresh");

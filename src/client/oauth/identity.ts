@@ -1,4 +1,4 @@
-import type { ClientAuth } from "oauth4webapi";
+import type { ClientAuth, DPoPHandle } from "oauth4webapi";
 import { isObject, type JsonObject } from "../../protocol/messages.js";
 import type { ServerMetadata } from "./discovery.js";
 import { isLoopbackHost, type OAuth4WebApi, toOAuthError } from "./load.js";
@@ -24,6 +24,8 @@ export interface IdentityContext {
   store: OAuthStore;
   /** The fetch for requests to authorization servers. */
   fetch: typeof fetch;
+  /** The DPoP handle when the authorization server binds tokens to a key (RFC 9449). */
+  dpop?: DPoPHandle;
   /** oauth4webapi's request options: the fetch and whether plain HTTP is allowed. */
   http: (url: string) => Record<symbol, unknown>;
 }

@@ -1,12 +1,19 @@
+import type { DPoPHandle } from "oauth4webapi";
 import { type BearerChallenge, bearerChallengeOf, unionScopes } from "./challenge.js";
 import { type Discovery, discover, type ServerMetadata, serverMetadata } from "./discovery.js";
 import { authorizationCodeGrant, clientCredentialsGrant, refreshGrant } from "./grants.js";
 import { type IdentityContext, identityFor } from "./identity.js";
-import { isLoopbackHost, loadOAuth4WebApi } from "./load.js";
+import { isLoopbackHost, loadOAuth4WebApi, type OAuth4WebApi } from "./load.js";
 import { memoryOAuthStore } from "./memory-store.js";
 import { OAuthError, type OAuthOptions, type OAuthStore, type StoredTokens } from "./types.js";
 
 const stores = new WeakMap<OAuthOptions, OAuthStore>();
+
+/** oauth4webapi's DPoP handle, with the two methods its resource requests use. */
+type DPoPProofs = DPoPHandle & {
+  addProof(url: URL, headers: Headers, htm: string, accessToken?: string): Promise<void>;
+  cacheNonce(response: Response, url: URL): void;
+};
 
 /** The memory store of one options object, shared by the clients given it. */
 function sharedMemoryStore(options: OAuthOptions): OAuthStore {
@@ -34,6 +41,8 @@ export class OAuthSession {
   #tokens: StoredTokens | undefined | null = null;
   #discovery: Discovery | undefined;
   #pending: Promise<StoredTokens | undefined> | undefined;
+  /** This session's DPoP key, once a server binds tokens to one (never stored). */
+  #dpop: DPoPProofs | undefined;
 
   constructor(serverUrl: string | URL, options: OAuthOptions, inner?: typeof fetch) {
     this.#serverUrl = new URL(serverUrl);
@@ -51,12 +60,19 @@ export class OAuthSession {
     if (url.origin !== this.#serverUrl.origin) return this.#inner(url, init);
     let refreshed = false;
     let signedIn = false;
+    let nonceRetried = false;
     let stepUps = 0;
     for (;;) {
       const tokens = await this.#current();
       const response = await this.#send(url, init, tokens);
       if (response.status !== 401 && response.status !== 403) return response;
       const challenge = bearerChallengeOf(response);
+      // A DPoP server asking for its nonce: the proof is made again with it (RFC 9449 §9).
+      if (challenge?.error === "use_dpop_nonce" && tokens?.tokenType === "DPoP" && !nonceRetried) {
+        nonceRetried = true;
+        await response.body?.cancel();
+        continue;
+      }
       const stepUp = response.status === 403 && challenge?.error === "insufficient_scope";
       if (
         response.status === 401 ? signedIn : !stepUp || stepUps >= (this.#options.maxStepUps ?? 2)
@@ -79,14 +95,28 @@ export class OAuthSession {
     }
   }
 
-  /** Sends with the token, following only same-origin 307/308 redirects with it. */
+  /**
+   * Sends with the token (and a fresh DPoP proof for a DPoP-bound one), following only
+   * same-origin 307/308 redirects with it.
+   */
   async #send(url: URL, init: RequestInit, tokens: StoredTokens | undefined): Promise<Response> {
-    if (!tokens) return this.#inner(url, init);
-    const headers = new Headers(init.headers);
-    headers.set("authorization", `Bearer ${tokens.accessToken}`);
+    const dpop = tokens?.tokenType === "DPoP" ? this.#dpop : undefined;
+    // A DPoP-bound token without its key (another process's) is no use: sign in again.
+    if (!tokens || (tokens.tokenType === "DPoP" && !dpop)) return this.#inner(url, init);
     let target = url;
     for (let hops = 0; ; hops++) {
+      const headers = new Headers(init.headers);
+      if (dpop) {
+        await dpop.addProof(
+          target,
+          headers,
+          (init.method ?? "GET").toUpperCase(),
+          tokens.accessToken,
+        );
+      }
+      headers.set("authorization", `${dpop ? "DPoP" : "Bearer"} ${tokens.accessToken}`);
       const response = await this.#inner(target, { ...init, headers, redirect: "manual" });
+      dpop?.cacheNonce(response, target);
       const location = response.headers.get("location");
       if ((response.status !== 307 && response.status !== 308) || !location || hops >= 5) {
         return response;
@@ -130,10 +160,12 @@ export class OAuthSession {
     return this.#exclusive(() => this.#renew(tokens)).catch(() => undefined);
   }
 
-  async #context(): Promise<IdentityContext> {
+  async #context(server: ServerMetadata): Promise<IdentityContext> {
     const oauth = await loadOAuth4WebApi();
     const allowed = this.#options.allowInsecureRequests;
+    const dpop = await this.#dpopFor(oauth, server);
     return {
+      ...(dpop ? { dpop } : {}),
       oauth,
       options: this.#options,
       store: this.#store,
@@ -145,6 +177,14 @@ export class OAuthSession {
     };
   }
 
+  /** A DPoP key for servers that bind tokens to one (ES256 listed), made once per session. */
+  async #dpopFor(oauth: OAuth4WebApi, server: ServerMetadata): Promise<DPoPProofs | undefined> {
+    const algorithms = server.dpop_signing_alg_values_supported;
+    if (!Array.isArray(algorithms) || !algorithms.includes("ES256")) return undefined;
+    this.#dpop ??= oauth.DPoP({}, await oauth.generateKeyPair("ES256")) as DPoPProofs;
+    return this.#dpop;
+  }
+
   async #metadataOf(issuer: string): Promise<ServerMetadata> {
     const known = this.#discovery?.server;
     return known?.issuer === issuer ? known : serverMetadata(issuer, this.#inner);
@@ -152,8 +192,8 @@ export class OAuthSession {
 
   /** A refresh, or a new client-credentials token; undefined when the user must sign in. */
   async #renew(tokens: StoredTokens): Promise<StoredTokens | undefined> {
-    const context = await this.#context();
     const server = await this.#metadataOf(tokens.issuer);
+    const context = await this.#context(server);
     const identity = await identityFor(context, server);
     if (tokens.refreshToken) {
       return this.#save(
@@ -197,7 +237,7 @@ export class OAuthSession {
     }
     const discovery = await discover(this.#serverUrl, challenge, this.#inner);
     this.#discovery = discovery;
-    const context = await this.#context();
+    const context = await this.#context(discovery.server);
     const identity = await identityFor(context, discovery.server);
     let wanted = scope ?? discovery.scopesSupported?.join(" ");
     if (machine) {

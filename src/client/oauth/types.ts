@@ -76,6 +76,8 @@ export interface OAuthOptions {
 /** Tokens kept for one MCP server (its canonical URI). */
 export interface StoredTokens {
   accessToken: string;
+  /** `"DPoP"` for a token bound to the client's DPoP key (RFC 9449). @default Bearer */
+  tokenType?: "DPoP";
   refreshToken?: string;
   /** Epoch milliseconds. */
   expiresAt?: number;
