@@ -1,5 +1,6 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { McpHandler } from "../http/handler.js";
+import { MAX_BUFFERED, type SseStream, type SseTarget } from "../http/sse.js";
 import type { BodyResult, McpHttpRequest, McpHttpResponse } from "../http/types.js";
 import { LazyAbort } from "../utils/lazy-abort.js";
 import { respondAndDrain } from "./node-drain.js";
@@ -119,11 +120,54 @@ export interface NodeHandlerOptions<
   context?: (req: Req, res: Res) => App | Promise<App>;
 }
 
+/** A response an SSE stream writes its events to directly: no Web stream, reader or promise. */
+class NodeSseTarget implements SseTarget {
+  readonly #res: ServerResponse;
+
+  constructor(res: ServerResponse) {
+    this.#res = res;
+  }
+
+  write(text: string): boolean {
+    const res = this.#res;
+    // Gone: "close" is on its way and ends the stream.
+    if (res.destroyed || res.writableEnded) return true;
+    res.write(text);
+    return res.writableLength <= MAX_BUFFERED;
+  }
+
+  end(): void {
+    if (!this.#res.writableEnded) this.#res.end();
+  }
+
+  destroy(): void {
+    this.#res.destroy();
+  }
+}
+
+/** Streams an SSE response straight to `res`; the stream ends when either side closes. */
+function writeSse(res: ServerResponse, response: McpHttpResponse, sse: SseStream): void {
+  // The client may have left while the handler ran: the stream must still be told.
+  if (res.destroyed) {
+    sse.cancel();
+    return;
+  }
+  res.writeHead(response.status, response.headers);
+  res.flushHeaders();
+  res.once("close", () => sse.cancel());
+  sse.attach(new NodeSseTarget(res));
+}
+
 /** Writes a transport-neutral response, honouring backpressure on streamed bodies. */
 export async function writeNodeResponse(
   res: ServerResponse,
   response: McpHttpResponse,
 ): Promise<void> {
+  // Before reading body, which would make the stream's ReadableStream.
+  if (response.sse?.attachable) {
+    writeSse(res, response, response.sse);
+    return;
+  }
   const { body } = response;
   if (body === null || typeof body === "string") {
     // Sized, not chunked: one write of headers and body, as a plain JSON responder does.

@@ -11,7 +11,7 @@ import type { Caller, EndpointServices } from "./endpoint-services.js";
 import { exchange } from "./exchange.js";
 import { validateMirroredHeaders, validateVersionHeader } from "./headers.js";
 import { errorResponse, inBandStatus } from "./responses.js";
-import { SSE_HEADERS, SseStream } from "./sse.js";
+import { SSE_HEADERS, SseStream, sseResponse } from "./sse.js";
 import { granted } from "./stream-slots.js";
 import type { McpHttpRequest, McpHttpResponse } from "./types.js";
 
@@ -81,7 +81,7 @@ function listen(
   const stream = new SseStream();
   stream.onClose(slot);
   stream.onClose(core.hub.add(listenSink(request.id, stream, filter, principalKey(auth))));
-  return { status: 200, headers: { ...SSE_HEADERS }, body: stream.readable };
+  return sseResponse(stream);
 }
 
 /**

@@ -1,4 +1,5 @@
 import type { JsonRpcMessage } from "../protocol/messages.js";
+import type { McpHttpResponse } from "./types.js";
 
 const encoder = new TextEncoder();
 
@@ -10,25 +11,71 @@ export const SSE_HEADERS: Readonly<Record<string, string>> = {
 };
 
 /** Most bytes a slow reader may leave unread before its stream is dropped. */
-const MAX_BUFFERED = 4 * 1024 * 1024;
+export const MAX_BUFFERED = 4 * 1024 * 1024;
 
-/** One server-sent event stream; writing after it closed is a no-op. */
+/**
+ * Where a host writes a stream's events straight to its connection (the Node bridge), with no
+ * ReadableStream, reader or pending read per stream.
+ */
+export interface SseTarget {
+  /** Writes text; false when the reader is too far behind, and the stream is then dropped. */
+  write(text: string): boolean;
+  /** Ends the response after what was written. */
+  end(): void;
+  /** Cuts the connection (a reader too slow). */
+  destroy(): void;
+}
+
+/**
+ * One server-sent event stream; writing after it closed is a no-op. Its events go to a
+ * {@link SseTarget} when the host attaches one, else to {@link readable}, made when first asked
+ * for; what is written before either is kept until then.
+ */
 export class SseStream {
-  readonly readable: ReadableStream<Uint8Array>;
-  #controller!: ReadableStreamDefaultController<Uint8Array>;
+  #readable: ReadableStream<Uint8Array> | undefined;
+  #controller: ReadableStreamDefaultController<Uint8Array> | undefined;
+  #target: SseTarget | undefined;
+  #pending: string[] | undefined;
   #closed = false;
   #onClose: (() => void)[] = [];
 
-  constructor() {
-    this.readable = new ReadableStream<Uint8Array>(
+  /** The events as a byte stream (for hosts that take a Web body). */
+  get readable(): ReadableStream<Uint8Array> {
+    this.#readable ??= new ReadableStream<Uint8Array>(
       {
         start: (controller) => {
           this.#controller = controller;
+          for (const text of this.#takePending()) controller.enqueue(encoder.encode(text));
+          if (this.#closed) controller.close();
         },
         cancel: () => this.#markClosed(),
       },
       { highWaterMark: MAX_BUFFERED, size: (chunk) => chunk.byteLength },
     );
+    return this.#readable;
+  }
+
+  /**
+   * Sends the events to `target` instead of {@link readable}, what was written so far first;
+   * false when the readable was taken already.
+   */
+  attach(target: SseTarget): boolean {
+    if (this.#readable) return false;
+    for (const text of this.#takePending()) target.write(text);
+    if (this.#closed) target.end();
+    else this.#target = target;
+    return true;
+  }
+
+  /** Whether {@link attach} can still take the events (nobody asked for the readable yet). */
+  get attachable(): boolean {
+    return this.#readable === undefined;
+  }
+
+  /** The host saw the client go away. */
+  cancel(): void {
+    this.#target = undefined;
+    this.#markClosed();
   }
 
   get closed(): boolean {
@@ -54,10 +101,15 @@ export class SseStream {
   /** Ends the stream after what was written. */
   close(): void {
     if (this.#closed) return;
-    try {
-      this.#controller.close();
-    } catch {
-      // already errored by the reader
+    const target = this.#target;
+    this.#target = undefined;
+    if (target) target.end();
+    else {
+      try {
+        this.#controller?.close();
+      } catch {
+        // already errored by the reader
+      }
     }
     this.#markClosed();
   }
@@ -70,14 +122,34 @@ export class SseStream {
 
   #write(text: string): boolean {
     if (this.#closed) return false;
-    if ((this.#controller.desiredSize ?? 0) <= 0) {
+    const target = this.#target;
+    if (target) {
+      if (target.write(text)) return true;
       // The reader stopped reading: drop the stream rather than buffer without bound.
-      this.#controller.error(new Error("SSE reader too slow"));
+      this.#target = undefined;
+      target.destroy();
       this.#markClosed();
       return false;
     }
-    this.#controller.enqueue(encoder.encode(text));
+    const controller = this.#controller;
+    if (!controller) {
+      this.#pending ??= [];
+      this.#pending.push(text);
+      return true;
+    }
+    if ((controller.desiredSize ?? 0) <= 0) {
+      controller.error(new Error("SSE reader too slow"));
+      this.#markClosed();
+      return false;
+    }
+    controller.enqueue(encoder.encode(text));
     return true;
+  }
+
+  #takePending(): string[] {
+    const pending = this.#pending ?? [];
+    this.#pending = undefined;
+    return pending;
   }
 
   #markClosed(): void {
@@ -85,4 +157,26 @@ export class SseStream {
     this.#closed = true;
     for (const listener of this.#onClose.splice(0)) listener();
   }
+}
+
+/**
+ * A 200 answer streaming `stream`: its body (the readable) is made only if a host asks for it,
+ * and `sse` lets a host that can write to its connection directly attach instead.
+ */
+export function sseResponse(stream: SseStream): McpHttpResponse {
+  let body: McpHttpResponse["body"] | undefined;
+  const response: McpHttpResponse = {
+    status: 200,
+    headers: { ...SSE_HEADERS },
+    get body() {
+      body ??= stream.readable;
+      return body;
+    },
+    set body(value) {
+      body = value;
+      delete response.sse;
+    },
+    sse: stream,
+  };
+  return response;
 }

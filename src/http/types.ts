@@ -1,3 +1,5 @@
+import type { SseStream } from "./sse.js";
+
 /** The body of an incoming request, as the transport could read it. */
 export type BodyResult =
   | { kind: "text"; text: string }
@@ -42,4 +44,6 @@ export interface McpHttpResponse {
   status: number;
   headers: Record<string, string>;
   body: string | ReadableStream<Uint8Array> | null;
+  /** The SSE stream behind `body`, which a host may write straight to its connection instead. */
+  sse?: SseStream;
 }

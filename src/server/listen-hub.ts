@@ -140,8 +140,9 @@ export function listenSink(
   filter: ListenFilter,
   principal = "",
 ): ChangeSink {
-  const uris = new Set(filter.resourceSubscriptions);
-  const tasks = new Set(filter.taskIds);
+  // No empty sets kept per stream: most listen for list changes only.
+  const uris = filter.resourceSubscriptions?.length ? new Set(filter.resourceSubscriptions) : NONE;
+  const tasks = filter.taskIds?.length ? new Set(filter.taskIds) : NONE;
   const idJson = JSON.stringify(id);
   stream.send(
     tagged(
@@ -172,6 +173,8 @@ export function listenSink(
     },
   };
 }
+
+const NONE: ReadonlySet<string> = new Set();
 
 /** Options of {@link ListenHub}. */
 export interface ListenHubOptions {

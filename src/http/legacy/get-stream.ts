@@ -3,7 +3,7 @@ import type { AuthInfo } from "../../server/types.js";
 import type { McpStore, SessionRecord } from "../../store/types.js";
 import type { EndpointServices } from "../endpoint-services.js";
 import { errorResponse } from "../responses.js";
-import { SSE_HEADERS, SseStream } from "../sse.js";
+import { SseStream, sseResponse } from "../sse.js";
 import { granted } from "../stream-slots.js";
 import type { McpHttpRequest, McpHttpResponse } from "../types.js";
 import type { StreamHandoffs } from "./handoff.js";
@@ -55,7 +55,7 @@ export async function serveGet(
   }
   const writer = new SseStream();
   writer.onClose(slot);
-  const sse = { status: 200, headers: { ...SSE_HEADERS }, body: writer.readable };
+  const sse = sseResponse(writer);
   try {
     if (resumesPost) await resumePost(context, held, streamId, lastEventId, writer);
     else await openStandalone(context, held, record, { streamId, lastEventId, client }, writer);

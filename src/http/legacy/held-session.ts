@@ -27,6 +27,14 @@ export interface HeldSessionOptions {
   onError: (error: unknown) => void;
 }
 
+const NO_SUBSCRIPTIONS: ReadonlySet<string> = new Set();
+
+/** The session's resource subscriptions as a set; most have none, and share one empty set. */
+function subscriptionSet(uris: Iterable<string>): ReadonlySet<string> {
+  const set = new Set(uris);
+  return set.size === 0 ? NO_SUBSCRIPTIONS : set;
+}
+
 function randomId(): string {
   return crypto.randomUUID().replace(/-/g, "").slice(0, 16);
 }
@@ -42,17 +50,18 @@ export class HeldSession {
   readonly sessionId: string;
   readonly #streams = new Map<string, LegacyStream>();
   readonly #pending = new PendingRequests<JsonObject>();
-  readonly #running = new Map<string, LazyAbort>();
-  readonly #listeners = new Set<(event: RemoteEvent) => void>();
+  // Made when first needed: a session holding only its GET stream keeps neither.
+  #running: Map<string, LazyAbort> | undefined;
+  #listeners: Set<(event: RemoteEvent) => void> | undefined;
   readonly #options: HeldSessionOptions;
   #standalone: LegacyStream | undefined;
-  #subscriptions: Set<string>;
+  #subscriptions: ReadonlySet<string>;
   #unsubscribe: Promise<(() => Promise<void>) | undefined> | undefined;
   #nextRequest = 0;
 
   constructor(sessionId: string, subscriptions: string[], options: HeldSessionOptions) {
     this.sessionId = sessionId;
-    this.#subscriptions = new Set(subscriptions);
+    this.#subscriptions = subscriptionSet(subscriptions);
     this.#options = options;
   }
 
@@ -77,12 +86,12 @@ export class HeldSession {
   }
 
   get #busy(): number {
-    return this.#streams.size + this.#pending.size + this.#running.size;
+    return this.#streams.size + this.#pending.size + (this.#running?.size ?? 0);
   }
 
   /** The session's resource subscriptions, as this process last heard them. */
   setSubscriptions(uris: Iterable<string>): void {
-    this.#subscriptions = new Set(uris);
+    this.#subscriptions = subscriptionSet(uris);
   }
 
   /**
@@ -103,19 +112,21 @@ export class HeldSession {
 
   /** Listens for the session's end and its GET stream's take-over; returns the way to stop. */
   onRemote(listener: (event: RemoteEvent) => void): () => void {
-    this.#listeners.add(listener);
-    return () => this.#listeners.delete(listener);
+    const listeners = (this.#listeners ??= new Set());
+    listeners.add(listener);
+    return () => listeners.delete(listener);
   }
 
   /** Records a client request running here, so a cancellation finds it; returns its untracking. */
   track(requestId: string, abort: LazyAbort): () => void {
-    this.#running.set(requestId, abort);
-    return () => this.#running.delete(requestId);
+    const running = (this.#running ??= new Map());
+    running.set(requestId, abort);
+    return () => running.delete(requestId);
   }
 
   /** Cancels a client request running here; false when none by that id runs here. */
   cancel(requestId: string): boolean {
-    const running = this.#running.get(requestId);
+    const running = this.#running?.get(requestId);
     running?.abort(new Error("Cancelled by the client"));
     return running !== undefined;
   }
@@ -208,14 +219,14 @@ export class HeldSession {
 
   /** Ends everything this process holds for the session, and stops listening to it. */
   close(reason: string): void {
-    for (const abort of this.#running.values()) abort.abort(new Error(reason));
+    for (const abort of this.#running?.values() ?? []) abort.abort(new Error(reason));
     this.#pending.rejectAll(new McpError(ErrorCode.InternalError, reason));
     for (const stream of this.#streams.values()) stream.end();
     this.#standalone?.end();
     this.#streams.clear();
-    this.#running.clear();
+    this.#running?.clear();
     this.#standalone = undefined;
-    this.#listeners.clear();
+    this.#listeners?.clear();
     void this.#unsubscribe?.then((unsubscribe) => unsubscribe?.()).catch(this.#options.onError);
   }
 
@@ -237,7 +248,7 @@ export class HeldSession {
         }
         break;
       default:
-        for (const listener of [...this.#listeners]) listener(message);
+        for (const listener of [...(this.#listeners ?? [])]) listener(message);
     }
   }
 }
