@@ -49,6 +49,7 @@ const context = JSON.parse(process.env.MCP_CONFORMANCE_CONTEXT ?? "{}") as {
   private_key_pem?: string;
   signing_algorithm?: string;
   issuer?: string;
+  valid_jwt?: string;
 };
 const scenario = process.env.MCP_CONFORMANCE_SCENARIO ?? "";
 
@@ -56,8 +57,11 @@ const scenario = process.env.MCP_CONFORMANCE_SCENARIO ?? "";
 function authOptions(): OAuthOptions | undefined {
   if (!scenario.startsWith("auth/")) return undefined;
   const machine = scenario.startsWith("auth/client-credentials");
+  const workload = scenario === "auth/wif-jwt-bearer";
   return {
-    grant: machine ? "client_credentials" : "authorization_code",
+    grant: workload ? "jwt_bearer" : machine ? "client_credentials" : "authorization_code",
+    // The workload identity token the suite minted for its authorization server.
+    ...(context.valid_jwt ? { assertion: context.valid_jwt } : {}),
     redirectUri: "http://localhost:3000/callback",
     redirect: async (authorizationUrl) => {
       const response = await fetch(authorizationUrl, { redirect: "manual" });

@@ -139,6 +139,41 @@ export async function clientCredentialsGrant(
   }
 }
 
+const JWT_BEARER = "urn:ietf:params:oauth:grant-type:jwt-bearer";
+
+/**
+ * The JWT-bearer grant (RFC 7523 §2.1) of a workload presenting its identity token; a refusal
+ * is reported, never retried with another grant.
+ */
+export async function jwtBearerGrant(
+  context: IdentityContext,
+  identity: ClientIdentity,
+  discovery: Discovery,
+  scope: string | undefined,
+): Promise<StoredTokens> {
+  const { oauth, options } = context;
+  const { server, resource } = discovery;
+  const given = options.assertion;
+  if (given === undefined) throw new OAuthError("The jwt_bearer grant needs an `assertion`");
+  const assertion = typeof given === "function" ? await given() : given;
+  try {
+    const tokens = await withNonceRetry(context, async () => {
+      const response = await oauth.genericTokenEndpointRequest(
+        server as never,
+        identity.client,
+        identity.auth,
+        JWT_BEARER,
+        { assertion, resource, ...(scope ? { scope } : {}) },
+        tokenOptions(context, server),
+      );
+      return oauth.processGenericTokenEndpointResponse(server as never, identity.client, response);
+    });
+    return stored(tokens, server.issuer, resource, scope);
+  } catch (error) {
+    throw toOAuthError(error, "JWT bearer grant");
+  }
+}
+
 /** Exchanges a refresh token for new tokens, for the same resource. */
 export async function refreshGrant(
   context: IdentityContext,

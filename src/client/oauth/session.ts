@@ -1,7 +1,12 @@
 import type { DPoPHandle } from "oauth4webapi";
 import { type BearerChallenge, bearerChallengeOf, unionScopes } from "./challenge.js";
 import { type Discovery, discover, type ServerMetadata, serverMetadata } from "./discovery.js";
-import { authorizationCodeGrant, clientCredentialsGrant, refreshGrant } from "./grants.js";
+import {
+  authorizationCodeGrant,
+  clientCredentialsGrant,
+  jwtBearerGrant,
+  refreshGrant,
+} from "./grants.js";
 import { type IdentityContext, identityFor } from "./identity.js";
 import { isLoopbackHost, loadOAuth4WebApi, type OAuth4WebApi } from "./load.js";
 import { memoryOAuthStore } from "./memory-store.js";
@@ -203,9 +208,20 @@ export class OAuthSession {
         }),
       );
     }
-    if (this.#options.grant !== "client_credentials") return undefined;
+    const grant = this.#machineGrant();
+    if (!grant) return undefined;
     const discovery = { resource: tokens.resource, scopesSupported: undefined, server };
-    return this.#save(await clientCredentialsGrant(context, identity, discovery, tokens.scope));
+    return this.#save(await grant(context, identity, discovery, tokens.scope));
+  }
+
+  /** The grant of a client acting on its own (no user), if it is one. */
+  #machineGrant() {
+    const { grant } = this.#options;
+    return grant === "client_credentials"
+      ? clientCredentialsGrant
+      : grant === "jwt_bearer"
+        ? jwtBearerGrant
+        : undefined;
   }
 
   /** After a 401 with a token: refresh at the same issuer, else sign in again. */
@@ -229,7 +245,7 @@ export class OAuthSession {
     challenge: BearerChallenge | undefined,
     scope: string | undefined,
   ): Promise<StoredTokens> {
-    const machine = this.#options.grant === "client_credentials";
+    const machine = this.#machineGrant();
     if (!machine && (!this.#options.redirect || !this.#options.redirectUri)) {
       throw new OAuthError(
         `${this.#serverUrl.href} needs signing in, and no \`redirect\` and \`redirectUri\` were given`,
@@ -240,11 +256,8 @@ export class OAuthSession {
     const context = await this.#context(discovery.server);
     const identity = await identityFor(context, discovery.server);
     let wanted = scope ?? discovery.scopesSupported?.join(" ");
-    if (machine) {
-      return this.#save(
-        await clientCredentialsGrant(context, identity, discovery, wanted || undefined),
-      );
-    }
+    if (machine)
+      return this.#save(await machine(context, identity, discovery, wanted || undefined));
     const offered = discovery.server.scopes_supported;
     if (Array.isArray(offered) && offered.includes("offline_access")) {
       wanted = unionScopes(wanted, "offline_access");

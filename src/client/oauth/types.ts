@@ -55,8 +55,14 @@ export interface OAuthOptions {
   redirect?: RedirectHandler;
   /** The redirect URI registered for the client, e.g. a loopback listener's. */
   redirectUri?: string;
-  /** `"client_credentials"` for a machine client acting on its own behalf. @default "authorization_code" */
-  grant?: "authorization_code" | "client_credentials";
+  /**
+   * `"client_credentials"` for a machine client acting on its own behalf; `"jwt_bearer"` for a
+   * workload presenting its identity token (RFC 7523, workload identity federation).
+   * @default "authorization_code"
+   */
+  grant?: "authorization_code" | "client_credentials" | "jwt_bearer";
+  /** The workload's JWT for `"jwt_bearer"`, or a function getting a fresh one. */
+  assertion?: string | (() => string | Promise<string>);
   /** A pre-registered client: used first, when it belongs to the server's issuer. */
   client?: PreRegisteredClient;
   /** An HTTPS URL of the client's metadata document, used as `client_id` where servers support it. */
