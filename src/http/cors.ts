@@ -1,7 +1,7 @@
 import { ErrorCode, McpError } from "../protocol/errors.js";
 import type { RegisteredTool } from "../server/registry.js";
 import { isMetadataRequest } from "./auth-gate.js";
-import { type AllowedOrigins, isOriginAllowed } from "./origin.js";
+import { type AllowedOrigins, checkAllowedOrigins, isOriginAllowed } from "./origin.js";
 import { errorResponse } from "./responses.js";
 import type { McpHttpRequest, McpHttpResponse } from "./types.js";
 
@@ -82,6 +82,7 @@ export function createOriginGate(
   allowedOrigins: AllowedOrigins | undefined,
   cors: CorsOptions | false | undefined,
 ): OriginGate {
+  checkAllowedOrigins(allowedOrigins);
   const options = cors === false ? undefined : checkedCors(cors ?? {}, allowedOrigins);
   return async (req, route) => {
     const origin = req.header("origin");

@@ -72,3 +72,35 @@ function testPattern(pattern: RegExp, origin: string): boolean {
   pattern.lastIndex = 0;
   return pattern.test(origin);
 }
+
+/**
+ * Checks an allowed-origins list once, when the endpoint is created: each string must be an
+ * origin as browsers send it (RFC 6454 §6.2: lower-case scheme and host, no default port, no
+ * path, no trailing slash), else it would never match and the pages it names would be refused
+ * without a word. `"null"` is taken as written.
+ */
+export function checkAllowedOrigins(allowed: AllowedOrigins | undefined): void {
+  if (allowed === undefined || allowed === "*" || typeof allowed === "function") return;
+  for (const entry of allowed) {
+    if (typeof entry !== "string" || entry === "null") continue;
+    const serialized = serializedOrigin(entry);
+    if (serialized === entry) continue;
+    const hint = serialized === undefined ? "" : ` (did you mean "${serialized}"?)`;
+    throw new TypeError(
+      `allowedOrigins: "${entry}" is not an origin as browsers send it (scheme://host[:port])${hint}`,
+    );
+  }
+}
+
+/** The origin a browser would send for a page at `url`, or undefined when it names none. */
+function serializedOrigin(url: string): string | undefined {
+  let parsed: URL;
+  try {
+    parsed = new URL(url);
+  } catch {
+    return undefined;
+  }
+  if (parsed.protocol === "http:" || parsed.protocol === "https:") return parsed.origin;
+  // Extension pages (chrome-extension://id): URL gives such schemes an opaque "null" origin.
+  return parsed.host === "" ? undefined : `${parsed.protocol}//${parsed.host}`;
+}

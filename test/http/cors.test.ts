@@ -355,6 +355,19 @@ describe("CORS options (fetch)", () => {
     );
   });
 
+  it("should refuse an allowedOrigins entry no browser sends when the endpoint is created", () => {
+    const make = (origin: string) => () =>
+      createMcpHandler(createFixtureServer(), { allowedOrigins: [origin] });
+    // A trailing slash, a default port or capitals would never match and fail silently.
+    expect(make("http://localhost:5173/")).toThrow(/did you mean "http:\/\/localhost:5173"/);
+    expect(make("https://app.example.com:443")).toThrow(/"https:\/\/app.example.com"/);
+    expect(make("https://App.Example.com")).toThrow(/"https:\/\/app.example.com"/);
+    expect(make("app.example.com")).toThrow(/allowedOrigins/);
+    expect(make("chrome-extension://abcdef/")).toThrow(/"chrome-extension:\/\/abcdef"/);
+    for (const origin of ["http://localhost:5173", "chrome-extension://abcdef", "null"])
+      expect(make(origin)).not.toThrow();
+  });
+
   it("should ask an async allowedOrigins function once per request, for both the check and CORS", async () => {
     const asked: string[] = [];
     const send = open({

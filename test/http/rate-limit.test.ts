@@ -139,6 +139,11 @@ describe("rate limits", () => {
     expect((await call(one, "tools/list")).status).toBe(200);
     expectOverBudget(await call(one, "tools/list"), '"default";q=1;w=60');
     expect((await call(from(direct, "10.0.0.2"), "tools/list")).status).toBe(200);
+    // Without trustProxy a client's own X-Forwarded-For names nobody: still 10.0.0.1's budget.
+    const spoofed = from(direct, "10.0.0.1");
+    const spoofing: Send = (request) =>
+      spoofed({ ...request, headers: { ...request.headers, "x-forwarded-for": "198.51.100.7" } });
+    expect((await call(spoofing, "tools/list")).status).toBe(429);
 
     const proxied = handler({ rateLimit: { points: 1 }, trustProxy: true });
     const via = (client: string): Send => {
