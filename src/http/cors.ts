@@ -94,8 +94,8 @@ export function createOriginGate(
     if (req.method === "OPTIONS" && req.header("access-control-request-method") !== null)
       return preflight(tools, options, origin, allowed, metadata);
     const response = await route(req, allowed);
-    if (metadata) return withHeaders(response, { "access-control-allow-origin": "*" });
-    return withHeaders(response, allowed ? options.actual(origin) : VARY_ORIGIN);
+    if (metadata) return withCorsHeaders(response, { "access-control-allow-origin": "*" });
+    return withCorsHeaders(response, allowed ? options.actual(origin) : VARY_ORIGIN);
   };
 }
 
@@ -189,7 +189,7 @@ function requestHeaders(tools: ReadonlyMap<string, RegisteredTool>, options: Che
  * The response with CORS headers added, as a new object: responses may be shared constants.
  * A `Vary` the response already has is kept.
  */
-function withHeaders(response: McpHttpResponse, cors: Record<string, string>): McpHttpResponse {
+function withCorsHeaders(response: McpHttpResponse, cors: Record<string, string>): McpHttpResponse {
   const headers = { ...response.headers, ...cors };
   const vary = response.headers.vary;
   if (vary && cors.vary) headers.vary = `${vary}, ${cors.vary}`;

@@ -195,7 +195,7 @@ function limiterDown(id: RequestId): McpHttpResponse {
 }
 
 /** The response with the charge's headers added (a copy: responses may share header objects). */
-export function withHeaders(
+export function withBudgetHeaders(
   response: McpHttpResponse,
   headers: Record<string, string> | undefined,
 ): McpHttpResponse {

@@ -21,7 +21,7 @@ import { type Identified, identifyCaller, type Verified } from "./identify-calle
 import type { LegacyEra } from "./legacy/era.js";
 import { handleModern } from "./modern.js";
 import { clientAddressOf } from "./proxy.js";
-import { type RateLimit, withHeaders } from "./rate-limit.js";
+import { type RateLimit, withBudgetHeaders } from "./rate-limit.js";
 import { readMessage } from "./read-message.js";
 import { checkContentTypes, checkRequest } from "./request-checks.js";
 import { errorResponse, methodNotAllowed } from "./responses.js";
@@ -224,7 +224,7 @@ async function charged(
   if (!charge.serve) return charge.response;
   // The handler may charge more as it runs (ctx.charge), to the same budget.
   const charging: Caller = { ...caller, charge: (points) => rateLimit.chargeMore(client, points) };
-  return withHeaders(await toEra(options, req, message, charging), charge.headers);
+  return withBudgetHeaders(await toEra(options, req, message, charging), charge.headers);
 }
 
 /** Hands a request or notification to its era's strategy. */

@@ -136,6 +136,7 @@ export interface TaskStore {
 
 /** A budget: at most `points` per `windowMs` for each key (see {@link McpStore.rateLimiter}). */
 export interface RateLimitPolicy {
+  /** The points each key may spend per window. */
   points: number;
   /** A whole number of seconds, in milliseconds. */
   windowMs: number;
@@ -143,6 +144,7 @@ export interface RateLimitPolicy {
 
 /** What charging a key gave: whether it stayed within its budget, and what is left of it. */
 export interface RateLimitVerdict {
+  /** True when the charge fit in the budget (and was taken). */
   allowed: boolean;
   /** Points left in the window (0 once over). */
   remaining: number;
