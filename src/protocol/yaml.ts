@@ -22,6 +22,19 @@ interface Line {
   text: string;
 }
 
+/** How deep collections may nest: deeper frontmatter is refused, not read on the stack. */
+const MAX_DEPTH = 64;
+
+function checkDepth(depth: number): void {
+  if (depth > MAX_DEPTH) throw new YamlError(`Collections nested deeper than ${MAX_DEPTH} levels`);
+}
+
+/** Sets `map[key]` as an own field, even for `__proto__` (an assignment would set the prototype). */
+function setField(map: Record<string, JsonValue>, key: string, value: JsonValue): void {
+  if (Object.hasOwn(map, key)) throw new YamlError(`Duplicate key: ${key}`);
+  Object.defineProperty(map, key, { value, enumerable: true, writable: true, configurable: true });
+}
+
 const NULL = /^(?:null|Null|NULL|~|)$/;
 const INT = /^[-+]?[0-9]+$/;
 const FLOAT = /^[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)(?:[eE][-+]?[0-9]+)?$/;
@@ -95,12 +108,18 @@ function readQuoted(text: string, start: number): { value: string; end: number }
 }
 
 /** Reads a flow collection or scalar at `start` (inside `[...]` or `{...}` when `inFlow`). */
-function readFlow(text: string, start: number, inFlow: boolean): { value: JsonValue; end: number } {
+function readFlow(
+  text: string,
+  start: number,
+  inFlow: boolean,
+  depth = 0,
+): { value: JsonValue; end: number } {
   let i = start;
   while (text[i] === " ") i++;
   const char = text[i];
   if (char === '"' || char === "'") return readQuoted(text, i);
   if (char === "[" || char === "{") {
+    checkDepth(depth + 1);
     const close = char === "[" ? "]" : "}";
     const items: JsonValue[] = [];
     const map: Record<string, JsonValue> = {};
@@ -108,13 +127,13 @@ function readFlow(text: string, start: number, inFlow: boolean): { value: JsonVa
     for (;;) {
       while (text[i] === " ") i++;
       if (text[i] === close) return { value: char === "[" ? items : map, end: i + 1 };
-      const item = readFlow(text, i, true);
+      const item = readFlow(text, i, true, depth + 1);
       i = item.end;
       while (text[i] === " ") i++;
       if (char === "{") {
         if (text[i] !== ":") throw new YamlError("Expected : in a flow mapping");
-        const value = readFlow(text, i + 1, true);
-        map[String(item.value)] = value.value;
+        const value = readFlow(text, i + 1, true, depth + 1);
+        setField(map, String(item.value), value.value);
         i = value.end;
       } else items.push(item.value);
       while (text[i] === " ") i++;
@@ -151,25 +170,27 @@ class BlockReader {
   }
 
   /** The value of the block that starts at the next line, indented `indent`. */
-  block(indent: number): JsonValue {
+  block(indent: number, depth = 0): JsonValue {
     const line = this.peek();
     if (!line || line.indent < indent) return null;
-    return /^-( |$)/.test(line.text) ? this.#sequence(line.indent) : this.#mapping(line.indent);
+    checkDepth(depth + 1);
+    return /^-( |$)/.test(line.text)
+      ? this.#sequence(line.indent, depth + 1)
+      : this.#mapping(line.indent, depth + 1);
   }
 
-  #mapping(indent: number): Record<string, JsonValue> {
+  #mapping(indent: number, depth: number): Record<string, JsonValue> {
     const map: Record<string, JsonValue> = {};
     for (let line = this.peek(); line && line.indent === indent; line = this.peek()) {
       if (/^-( |$)/.test(line.text)) break;
       const key = this.#key(line.text);
       this.#at++;
-      if (Object.hasOwn(map, key.name)) throw new YamlError(`Duplicate key: ${key.name}`);
-      map[key.name] = this.#value(key.rest, indent, true);
+      setField(map, key.name, this.#value(key.rest, indent, true, depth));
     }
     return map;
   }
 
-  #sequence(indent: number): JsonValue[] {
+  #sequence(indent: number, depth: number): JsonValue[] {
     const items: JsonValue[] = [];
     for (let line = this.peek(); line && line.indent === indent; line = this.peek()) {
       if (!/^-( |$)/.test(line.text)) break;
@@ -178,11 +199,12 @@ class BlockReader {
         // A mapping that starts on the dash's line: read it as if the dash were a space.
         const offset = line.text.length - rest.length;
         this.lines[this.#at] = { indent: indent + offset, text: rest };
-        items.push(this.#mapping(indent + offset));
+        checkDepth(depth + 1);
+        items.push(this.#mapping(indent + offset, depth + 1));
         continue;
       }
       this.#at++;
-      items.push(this.#value(rest, indent, false));
+      items.push(this.#value(rest, indent, false, depth));
     }
     return items;
   }
@@ -193,21 +215,23 @@ class BlockReader {
       if (text[quoted.end] !== ":") throw new YamlError(`Expected : after key in: ${text}`);
       return { name: quoted.value, rest: text.slice(quoted.end + 1).trim() };
     }
-    const match = /^([^#:[\]{},?&*!|>'"%@`][^:]*?)\s*:(?: +(.*)|$)/.exec(text);
-    if (!match) throw new YamlError(`Expected a mapping key in: ${text}`);
-    return { name: match[1]!, rest: (match[2] ?? "").trim() };
+    // Greedy to the first colon, then trimmed (a lazy name before \s* backtracked quadratically).
+    const match = /^([^#:[\]{},?&*!|>'"%@`][^:]*):(?: +(.*)|$)/.exec(text);
+    if (!match) throw new YamlError(`Expected a mapping key in: ${text.slice(0, 80)}`);
+    return { name: match[1]!.trimEnd(), rest: (match[2] ?? "").trim() };
   }
 
   /** A value after `key:` or `- `: inline, a block scalar, or a nested block. */
-  #value(rest: string, indent: number, inMapping: boolean): JsonValue {
+  #value(rest: string, indent: number, inMapping: boolean, depth: number): JsonValue {
     const inline = rest.startsWith('"') || rest.startsWith("'") ? rest : stripComment(rest);
     if (inline === "") {
       const next = this.peek();
       const nestedSequence = inMapping && next?.indent === indent && /^-( |$)/.test(next.text);
-      return next && (next.indent > indent || nestedSequence) ? this.block(next.indent) : null;
+      const nested = next && (next.indent > indent || nestedSequence);
+      return nested ? this.block(next.indent, depth) : null;
     }
     if (/^[|>]/.test(inline)) return this.#blockScalar(inline, indent);
-    const value = readFlow(this.#continued(inline, indent), 0, false);
+    const value = readFlow(this.#continued(inline, indent), 0, false, depth);
     return value.value;
   }
 

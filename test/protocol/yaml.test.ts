@@ -1,3 +1,5 @@
+import { spawn } from "node:child_process";
+import { once } from "node:events";
 import { describe, expect, it } from "vitest";
 import { renderFrontmatter, splitSkillMd } from "../../src/protocol/skills.js";
 import { parseYaml, YamlError } from "../../src/protocol/yaml.js";
@@ -63,6 +65,43 @@ describe("parseYaml (the YAML subset of skill frontmatter)", () => {
       "a: 1\n  b: 2\n c: 3",
     ]) {
       expect(() => parseYaml(text), text).toThrow(YamlError);
+    }
+  });
+
+  // A client parses the SKILL.md a server sends: hostile frontmatter must not stall or crash it.
+  it("should refuse a key-less line of a million spaces without stalling", async () => {
+    // The key pattern once backtracked over every space for every space: some 15 minutes for
+    // this line, blocking the event loop (so it runs in a child, which is killed if it stalls).
+    const script = [
+      'import { parseYaml } from "./src/protocol/yaml.ts";',
+      'try { parseYaml("a" + " ".repeat(1_000_000) + "b"); } catch (error) { console.log(error.name); }',
+    ].join("\n");
+    const child = spawn(process.execPath, ["--import", "tsx", "--input-type=module", "-e", script]);
+    const killer = setTimeout(() => child.kill(), 30_000);
+    let stdout = "";
+    child.stdout.on("data", (chunk: Buffer) => {
+      stdout += chunk.toString();
+    });
+    const [code] = (await once(child, "exit")) as [number | null];
+    clearTimeout(killer);
+    expect(code).toBe(0);
+    expect(stdout.trim()).toBe("YamlError");
+  }, 40_000);
+
+  it("should refuse collections nested deeper than it reads, with a YamlError", () => {
+    const flow = `a: ${"[".repeat(20_000)}${"]".repeat(20_000)}`;
+    const block = Array.from({ length: 1_000 }, (_, depth) => `${" ".repeat(depth)}k:`).join("\n");
+    for (const text of [flow, block]) expect(() => parseYaml(text)).toThrow(/nested deeper/);
+    expect(parseYaml(`a: ${"[".repeat(50)}1${"]".repeat(50)}`)).toBeDefined();
+  });
+
+  it("should keep a __proto__ key as the mapping's own field", () => {
+    const block = parseYaml("__proto__:\n  polluted: yes") as Record<string, unknown>;
+    const flow = parseYaml("m: {__proto__: {polluted: yes}}") as { m: Record<string, unknown> };
+    for (const map of [block, flow.m]) {
+      expect(Object.keys(map)).toEqual(["__proto__"]);
+      expect(Object.getPrototypeOf(map)).toBe(Object.prototype);
+      expect(map.polluted).toBeUndefined();
     }
   });
 });
