@@ -53,10 +53,10 @@ function expectApp(
   read: Record<string, unknown>,
   tools: Record<string, unknown>[],
 ) {
-  expect((capabilities.extensions as Record<string, unknown>)[APPS_EXTENSION]).toEqual({
-    mimeTypes: [APP_MIME_TYPE],
-  });
-  assertExtSchema("apps", "McpUiClientCapabilities", { mimeTypes: [APP_MIME_TYPE] });
+  const declared = (capabilities.extensions as Record<string, unknown>)[APPS_EXTENSION];
+  expect(declared).toEqual({ mimeTypes: [APP_MIME_TYPE] });
+  // The spec defines the host's declaration only; the server's takes the same shape.
+  assertExtSchema("apps", "McpUiClientCapabilities", declared);
   const listed = resources.find((resource) => resource.uri === VIEW);
   expect(listed).toMatchObject({ mimeType: APP_MIME_TYPE, _meta: { ui: UI } });
   assertExtSchema("apps", "McpUiResourceMeta", (listed?._meta as { ui?: unknown } | undefined)?.ui);
