@@ -5,7 +5,7 @@ import {
   PendingRequests,
   settleWithReply,
 } from "../../protocol/pending-requests.js";
-import type { ChangeSink } from "../../server/listen-hub.js";
+import type { ChangeSink, OutgoingChange } from "../../server/listen-hub.js";
 import type { ChangeEvent } from "../../server/mcp-server.js";
 import { publish, subscribe } from "../../store/channels.js";
 import type { EventBus, EventLog } from "../../store/types.js";
@@ -48,8 +48,8 @@ function randomId(): string {
  */
 export class HeldSession {
   readonly sessionId: string;
-  readonly #streams = new Map<string, LegacyStream>();
-  readonly #pending = new PendingRequests<JsonObject>();
+  #streams: Map<string, LegacyStream> | undefined;
+  #pending: PendingRequests<JsonObject> | undefined;
   // Made when first needed: a session holding only its GET stream keeps neither.
   #running: Map<string, LazyAbort> | undefined;
   #listeners: Set<(event: RemoteEvent) => void> | undefined;
@@ -86,7 +86,7 @@ export class HeldSession {
   }
 
   get #busy(): number {
-    return this.#streams.size + this.#pending.size + (this.#running?.size ?? 0);
+    return (this.#streams?.size ?? 0) + (this.#pending?.size ?? 0) + (this.#running?.size ?? 0);
   }
 
   /** The session's resource subscriptions, as this process last heard them. */
@@ -145,19 +145,20 @@ export class HeldSession {
         publish(this.#options.bus, channel, event).catch(this.#options.onError);
       },
     });
+    this.#streams ??= new Map();
     this.#streams.set(stream.id, stream);
     return stream;
   }
 
   /** The POST response stream `id` when its request runs here. */
   postStream(id: string): LegacyStream | undefined {
-    return this.#streams.get(id);
+    return this.#streams?.get(id);
   }
 
   /** Ends a POST response stream whose request is done, recording its end in the log. */
   finishStream(stream: LegacyStream): void {
     stream.endAndLog();
-    this.#streams.delete(stream.id);
+    this.#streams?.delete(stream.id);
   }
 
   /** The session's GET stream: `id` resumes a known one (possibly from another process). */
@@ -193,6 +194,7 @@ export class HeldSession {
     const id = `s${++this.#nextRequest}-${randomId()}`;
     onSent?.(id);
     const timeoutMs = this.#options.requestTimeoutMs;
+    this.#pending ??= new PendingRequests();
     return this.#pending.request(id, () => stream.send({ jsonrpc: "2.0", id, method, params }), {
       timeoutMs,
       signal,
@@ -203,27 +205,26 @@ export class HeldSession {
 
   /** Routes the client's answer to a server request; false when none waits here. */
   answer(id: RequestId, reply: JsonRpcReply): boolean {
-    return settleWithReply(this.#pending, String(id), reply);
+    return this.#pending ? settleWithReply(this.#pending, String(id), reply) : false;
   }
 
   /** The change-event sink of the GET stream: list changes, and updates of subscribed resources. */
   sink(): ChangeSink {
-    return {
-      wants: (event: ChangeEvent) =>
-        event.kind === "resource" ? this.#subscriptions.has(event.uri) : event.kind !== "task",
-      deliver: (message: JsonRpcMessage, change) => this.#standalone?.send(message, change.json),
-      keepAlive: () => this.#standalone?.keepAlive(),
-      end: () => this.#standalone?.end(),
-    };
+    return new GetStreamSink(this);
+  }
+
+  /** Whether the GET stream wants `event`: list changes, and updates of subscribed resources. */
+  wants(event: ChangeEvent): boolean {
+    return event.kind === "resource" ? this.#subscriptions.has(event.uri) : event.kind !== "task";
   }
 
   /** Ends everything this process holds for the session, and stops listening to it. */
   close(reason: string): void {
     for (const abort of this.#running?.values() ?? []) abort.abort(new Error(reason));
-    this.#pending.rejectAll(new McpError(ErrorCode.InternalError, reason));
-    for (const stream of this.#streams.values()) stream.end();
+    this.#pending?.rejectAll(new McpError(ErrorCode.InternalError, reason));
+    for (const stream of this.#streams?.values() ?? []) stream.end();
     this.#standalone?.end();
-    this.#streams.clear();
+    this.#streams?.clear();
     this.#running?.clear();
     this.#standalone = undefined;
     this.#listeners?.clear();
@@ -242,7 +243,7 @@ export class HeldSession {
         this.setSubscriptions(message.uris);
         break;
       case "alive?":
-        if (this.#streams.has(message.stream)) {
+        if (this.#streams?.has(message.stream)) {
           const channel = LegacyChannels.stream(`${this.sessionId}/${message.stream}`);
           publish(this.#options.bus, channel, { alive: true }).catch(this.#options.onError);
         }
@@ -250,5 +251,30 @@ export class HeldSession {
       default:
         for (const listener of [...(this.#listeners ?? [])]) listener(message);
     }
+  }
+}
+
+/** The change sink of a session's GET stream: one small object, its methods on the prototype. */
+class GetStreamSink implements ChangeSink {
+  readonly #held: HeldSession;
+
+  constructor(held: HeldSession) {
+    this.#held = held;
+  }
+
+  wants(event: ChangeEvent): boolean {
+    return this.#held.wants(event);
+  }
+
+  deliver(message: JsonRpcMessage, change: OutgoingChange): void {
+    this.#held.standalone?.send(message, change.json);
+  }
+
+  keepAlive(): void {
+    this.#held.standalone?.keepAlive();
+  }
+
+  end(): void {
+    this.#held.standalone?.end();
   }
 }

@@ -8,7 +8,7 @@ import type { EndpointServices } from "../endpoint-services.js";
 import { AwaitingStreams } from "./awaiting-streams.js";
 import { LegacyChannels, type SessionMessage } from "./channels.js";
 import type { LegacySettings } from "./era.js";
-import { HeldSession, type RemoteEvent } from "./held-session.js";
+import { HeldSession, type HeldSessionOptions, type RemoteEvent } from "./held-session.js";
 import { SessionCache } from "./session-cache.js";
 import { SessionQuota } from "./session-quota.js";
 import { fromStore } from "./store-outage.js";
@@ -39,6 +39,7 @@ export class Sessions {
   /** GET streams whose client left, awaiting a resumption. */
   readonly #awaiting: AwaitingStreams;
   #draining = false;
+  #heldOptions: HeldSessionOptions | undefined;
 
   constructor(
     core: EndpointServices,
@@ -150,13 +151,15 @@ export class Sessions {
   hold(record: SessionRecord): HeldSession {
     let held = this.#held.get(record.id);
     if (held) return held;
-    held = new HeldSession(record.id, record.subscriptions, {
+    // One options object for every held session: an idle GET stream's session costs less.
+    this.#heldOptions ??= {
       log: this.#store.events,
       bus: this.#store.bus,
       processId: this.processId,
       requestTimeoutMs: this.#settings.requestTimeoutMs,
       onError: (error) => this.#core.reportError(error),
-    });
+    };
+    held = new HeldSession(record.id, record.subscriptions, this.#heldOptions);
     const created = held;
     held.onRemote((event) => this.#onRemote(created, event));
     this.#held.set(record.id, held);
