@@ -30,14 +30,15 @@ export interface SkillEntry {
   _meta?: JsonObject;
 }
 
-const FRONTMATTER = /^---\r?\n([\s\S]*?)\r?\n?---[ \t]*(?:\r?\n|$)/;
+/** The frontmatter: from a first `---` line to the next line that is `---` alone. */
+const FRONTMATTER = /^---\r?\n(?:([\s\S]*?)\r?\n)?---[ \t]*(?:\r?\n|$)/;
 
 /** A `SKILL.md` split into its frontmatter (as JSON) and body; throws on a bad frontmatter. */
 export function splitSkillMd(text: string): { frontmatter: JsonObject; body: string } {
   const source = text.charCodeAt(0) === 0xfeff ? text.slice(1) : text;
   const match = FRONTMATTER.exec(source);
   if (!match) throw new YamlError("SKILL.md must begin with a --- delimited YAML frontmatter");
-  const frontmatter = parseYaml(match[1]!);
+  const frontmatter = parseYaml(match[1] ?? "");
   if (!isObject(frontmatter)) throw new YamlError("The frontmatter must be a YAML mapping");
   return { frontmatter, body: source.slice(match[0].length) };
 }

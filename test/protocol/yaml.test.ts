@@ -123,3 +123,14 @@ describe("renderFrontmatter", () => {
     expect(body).toBe("Body");
   });
 });
+
+describe("splitSkillMd", () => {
+  it("should end the frontmatter only at a --- line of its own", () => {
+    const text = "---\nname: a\ndescription: see below ---\n---\nBody\n";
+    expect(splitSkillMd(text)).toEqual({
+      frontmatter: { name: "a", description: "see below ---" },
+      body: "Body\n",
+    });
+    expect(() => splitSkillMd("---\n---\nBody\n")).toThrow(YamlError);
+  });
+});
