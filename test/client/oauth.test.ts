@@ -232,3 +232,49 @@ describe("tokens stay with the server they are for", () => {
     expect(shown).not.toMatch(/code=|code_verifier/);
   });
 });
+
+describe("concurrent requests and one refresh token", () => {
+  it("should refresh once when two requests meet a 401 with the same token", async () => {
+    // Sign in once for a refresh token, then keep a token the server refuses as expired.
+    const store = openStore();
+    const first = await McpClient.connect(mcpUrl, { auth: signIn(store) });
+    await first.close();
+    const expired = await issuer.sign(
+      { sub: "x", aud: mcpUrl, scope: "notes:read" },
+      { expiresInSec: -300 },
+    );
+    store.values.set(
+      tokensKey(mcpUrl),
+      JSON.stringify({ ...keptTokens(store), accessToken: expired }),
+    );
+    const refreshes = () => issuer.tokenRequests.filter((r) => r.grantType === "refresh_token");
+    const before = refreshes().length;
+    // The second request's 401 is held until the first request goes again with its refreshed
+    // token, so it finds a newer token than the one it sent (a rotated refresh token used twice
+    // may revoke the grant, RFC 9700 §4.14.2).
+    let release!: () => void;
+    const renewedSent = new Promise<void>((resolve) => (release = resolve));
+    let expiredSent = 0;
+    const holding: typeof fetch = async (input, init) => {
+      const bearer = new Headers(init?.headers).get("authorization");
+      if (bearer?.startsWith("Bearer ") && bearer !== `Bearer ${expired}`) release();
+      const response = await fetch(input, init);
+      if (bearer === `Bearer ${expired}` && ++expiredSent === 2) await renewedSent;
+      return response;
+    };
+    const session = new OAuthSession(mcpUrl, signIn(store), holding);
+    const post = () =>
+      session.fetch(mcpUrl, {
+        method: "POST",
+        headers: {
+          "content-type": "application/json",
+          accept: "application/json, text/event-stream",
+        },
+        body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "ping" }),
+      });
+    const statuses = await Promise.all([post(), post()].map(async (r) => (await r).status));
+    expect(statuses.filter((status) => status === 401)).toEqual([]);
+    expect(expiredSent).toBe(2);
+    expect(refreshes().length).toBe(before + 1);
+  });
+});

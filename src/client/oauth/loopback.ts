@@ -29,7 +29,8 @@ const DONE_PAGE =
 
 /**
  * Listens on 127.0.0.1 for the authorization server's redirect (RFC 8252 §7.3): each sign-in
- * shows the authorization URL, then resolves with the first request to the redirect path.
+ * shows the authorization URL, then resolves with the request to the redirect path that
+ * carries the authorization request's `state`.
  * The listener does not keep the process alive while nobody is signing in.
  *
  * @example
@@ -47,15 +48,22 @@ export async function loopbackRedirect(
   options: LoopbackRedirectOptions = {},
 ): Promise<LoopbackRedirect> {
   const path = options.path ?? "/callback";
-  let waiting: ((url: URL) => void) | undefined;
+  // Sign-ins waiting, by the `state` they sent: a request carrying any other is refused, so a
+  // page or process that guesses the port cannot answer in the server's place (CSRF).
+  const waiting = new Map<string | null, (url: URL) => void>();
   const server: Server = createServer((req, res) => {
     const url = new URL(req.url ?? "/", redirectUri);
-    if (req.method !== "GET" || url.pathname !== path || !waiting) {
+    if (req.method !== "GET" || url.pathname !== path) {
       res.writeHead(404).end();
       return;
     }
+    const resolve = waiting.get(url.searchParams.get("state"));
+    if (!resolve) {
+      res.writeHead(400, { "content-type": "text/plain" }).end("No sign-in waits for this state");
+      return;
+    }
     res.writeHead(200, { "content-type": "text/html; charset=utf-8" }).end(DONE_PAGE);
-    waiting(url);
+    resolve(url);
   });
   await new Promise<void>((resolve) => server.listen(options.port ?? 0, "127.0.0.1", resolve));
   server.unref();
@@ -67,23 +75,23 @@ export async function loopbackRedirect(
     });
 
   const redirect: RedirectHandler = async (authorizationUrl) => {
+    const state = authorizationUrl.searchParams.get("state");
+    let timer: ReturnType<typeof setTimeout> | undefined;
     const back = new Promise<URL>((resolve, reject) => {
-      const timer = setTimeout(
+      timer = setTimeout(
         () => reject(new Error("No redirect came back to the loopback listener in time")),
         options.timeoutMs ?? 300_000,
       );
-      waiting = (url) => {
-        clearTimeout(timer);
-        resolve(url);
-      };
+      waiting.set(state, resolve);
     });
     server.ref();
     try {
       await show(authorizationUrl);
       return await back;
     } finally {
-      waiting = undefined;
-      server.unref();
+      clearTimeout(timer);
+      waiting.delete(state);
+      if (waiting.size === 0) server.unref();
     }
   };
 

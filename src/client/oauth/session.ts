@@ -78,6 +78,16 @@ export class OAuthSession {
         await response.body?.cancel();
         continue;
       }
+      // Another request renewed the token meanwhile: go again with it rather than refresh or
+      // sign in twice (a rotated refresh token used twice may revoke the grant, RFC 9700 §4.14.2).
+      if (
+        response.status === 401 &&
+        this.#tokens &&
+        this.#tokens.accessToken !== tokens?.accessToken
+      ) {
+        await response.body?.cancel();
+        continue;
+      }
       const stepUp = response.status === 403 && challenge?.error === "insufficient_scope";
       if (
         response.status === 401 ? signedIn : !stepUp || stepUps >= (this.#options.maxStepUps ?? 2)
