@@ -21,12 +21,17 @@ function contentOf(bytes: Uint8Array): string | Uint8Array {
   }
 }
 
-/** Every regular file under `dir`, by `/`-separated path relative to `root`; links are skipped. */
+/**
+ * Every regular file under `dir`, by `/`-separated path relative to `root`. Links are skipped, and
+ * so are hidden entries (`.env`, `.git/`): a skill's directory is often a checkout, and what it
+ * hides is not meant to be served.
+ */
 async function filesUnder(root: string, dir = root): Promise<Map<string, Uint8Array>> {
   const files = new Map<string, Uint8Array>();
   const entries = await readdir(dir, { withFileTypes: true });
   entries.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
   for (const entry of entries) {
+    if (entry.name.startsWith(".")) continue;
     const path = join(dir, entry.name);
     if (entry.isDirectory()) {
       for (const [name, bytes] of await filesUnder(root, path)) files.set(name, bytes);

@@ -31,6 +31,9 @@ export function appLinkOf(meta: unknown): AppToolLink | undefined {
     link.visibility = ui.visibility.filter(
       (who): who is AppToolVisibility => who === "model" || who === "app",
     );
+  } else if (ui.visibility !== undefined) {
+    // Malformed: shown to no one rather than to the model by default (fail closed).
+    link.visibility = [];
   }
   return link.resourceUri !== undefined || link.visibility !== undefined ? link : undefined;
 }

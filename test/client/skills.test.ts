@@ -1,5 +1,6 @@
+import { createHash } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { McpClient, SkillVerificationError } from "../../src/client/index.js";
+import { McpClient, Skill, SkillVerificationError } from "../../src/client/index.js";
 import { stdio } from "../../src/client/stdio.js";
 import { createMcpHandler, McpServer, registerSkill } from "../../src/index.js";
 import { assertExtSchema } from "../helpers/ext-schema.js";
@@ -144,5 +145,41 @@ describe("client.skills() over stdio", () => {
         await client.close();
       }
     }
+  });
+});
+
+// SEP-2640's own text gives a file's digest but no size: a server that leaves it out is still
+// read, the digest checked; a size that is given and wrong still fails.
+describe("a skill entry without sizes", () => {
+  const text = "# Hello\n";
+  const source = (body: string) => ({
+    directoryRead: false,
+    request: async () => ({}),
+    readResource: async (uri: string) => ({
+      contents: [{ uri, mimeType: "text/markdown", text: body }],
+    }),
+  });
+  const entry = async (size?: number) => ({
+    uri: "skill://hello/SKILL.md",
+    frontmatter: { name: "hello", description: "Says hello" },
+    resources: [
+      {
+        uri: "skill://hello/README.md",
+        digest: `sha256:${createHash("sha256").update(text).digest("hex")}`,
+        ...(size === undefined ? {} : { size }),
+      },
+    ],
+  });
+
+  it("should read the file, checking its digest only", async () => {
+    const skill = new Skill((await entry()) as never, source(text));
+    expect(await skill.readText("README.md")).toBe(text);
+    const tampered = new Skill((await entry()) as never, source("# Bye\n"));
+    await expect(tampered.readText("README.md")).rejects.toBeInstanceOf(SkillVerificationError);
+  });
+
+  it("should still refuse a size that is given and wrong", async () => {
+    const skill = new Skill((await entry(99)) as never, source(text));
+    await expect(skill.readText("README.md")).rejects.toThrow(/bytes where the entry says 99/);
   });
 });

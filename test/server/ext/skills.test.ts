@@ -346,6 +346,10 @@ describe("registerSkillDirectory (mcp-mount/skills-fs)", () => {
     );
     await writeFile(join(dir, "git-workflow", "scripts", "run.sh"), "echo hi\n");
     await writeFile(join(dir, "git-workflow", "scripts", "blob.bin"), PNG);
+    // Hidden files and folders (a checkout's secrets and history) are never served.
+    await writeFile(join(dir, "git-workflow", ".env"), "TOKEN=secret\n");
+    await mkdir(join(dir, "git-workflow", ".git"), { recursive: true });
+    await writeFile(join(dir, "git-workflow", ".git", "config"), "[core]\n");
     await mkdir(join(dir, "acme", "billing", "refunds"), { recursive: true });
     await writeFile(
       join(dir, "acme", "billing", "refunds", "SKILL.md"),
@@ -364,6 +368,11 @@ describe("registerSkillDirectory (mcp-mount/skills-fs)", () => {
     expect(skills.map((skill) => skill.uri)).toEqual([
       "skill://acme/billing/refunds/SKILL.md",
       "skill://git-workflow/SKILL.md",
+    ]);
+    expect(skills[1]?.resources.map((file) => file.uri).sort()).toEqual([
+      "skill://git-workflow/SKILL.md",
+      "skill://git-workflow/scripts/blob.bin",
+      "skill://git-workflow/scripts/run.sh",
     ]);
     const blob = skills[1]?.resources.find((file) => file.uri.endsWith("blob.bin"));
     expect(blob?.digest).toBe(sha256(PNG));

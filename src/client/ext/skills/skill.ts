@@ -125,7 +125,9 @@ export class Skill {
     // A file the entry does not list is a change to the skill: refused before it is read.
     if (listed && !entry) throw this.#fail(`${uri} is not a file of skill ${this.uri}`);
     const bytes = bytesOf(await this.#source.readResource(uri, options), uri);
-    if (entry && bytes.byteLength !== entry.size) {
+    // A server that gives no size (the SEP's text has none; the digest still binds the file).
+    const size: unknown = entry?.size;
+    if (entry && typeof size === "number" && bytes.byteLength !== size) {
       throw this.#fail(`${uri}: ${bytes.byteLength} bytes where the entry says ${entry.size}`);
     }
     if (entry && (await sha256Digest(bytes)) !== entry.digest) {
