@@ -112,14 +112,16 @@ export class HeldSession {
 
   /** Listens for the session's end and its GET stream's take-over; returns the way to stop. */
   onRemote(listener: (event: RemoteEvent) => void): () => void {
-    const listeners = (this.#listeners ??= new Set());
+    this.#listeners ??= new Set();
+    const listeners = this.#listeners;
     listeners.add(listener);
     return () => listeners.delete(listener);
   }
 
   /** Records a client request running here, so a cancellation finds it; returns its untracking. */
   track(requestId: string, abort: LazyAbort): () => void {
-    const running = (this.#running ??= new Map());
+    this.#running ??= new Map();
+    const running = this.#running;
     running.set(requestId, abort);
     return () => running.delete(requestId);
   }
