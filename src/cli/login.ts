@@ -14,14 +14,19 @@ export function defaultTokenStore(): string {
   return join(config, "mcp-mount", "tokens.json");
 }
 
+/**
+ * The command opening a URL in the user's browser. Never through a shell: the URL comes from
+ * an authorization server, and cmd.exe would run what follows an `&` in its query.
+ */
+export function browserCommand(url: URL, platform = process.platform): [string, string[]] {
+  if (platform === "darwin") return ["open", [url.href]];
+  if (platform === "win32") return ["rundll32", ["url.dll,FileProtocolHandler", url.href]];
+  return ["xdg-open", [url.href]];
+}
+
 /** Opens a URL in the user's browser, best effort. */
 function openBrowser(url: URL): void {
-  const [command, args] =
-    process.platform === "darwin"
-      ? ["open", [url.href]]
-      : process.platform === "win32"
-        ? ["cmd", ["/c", "start", "", url.href]]
-        : ["xdg-open", [url.href]];
+  const [command, args] = browserCommand(url);
   const child = spawn(command, args, { detached: true, stdio: "ignore" });
   child.on("error", () => console.error("Could not open a browser: open the URL above by hand"));
   child.unref();

@@ -1,4 +1,5 @@
 import { afterEach, describe, expect, it, vi } from "vitest";
+import { browserCommand } from "../../src/cli/login.js";
 import { loopbackRedirect } from "../../src/client/oauth/loopback.js";
 
 afterEach(() => {
@@ -43,6 +44,17 @@ describe("loopbackRedirect (RFC 8252 §7.3)", () => {
       expect(vi.getTimerCount()).toBe(0);
     } finally {
       await loopback.close();
+    }
+  });
+});
+
+describe("the CLI's browser opener", () => {
+  it("should hand the sign-in URL to no shell, whatever its query holds", () => {
+    const url = new URL("https://as.example/authorize?client_id=a&calc&state=s");
+    for (const platform of ["win32", "darwin", "linux"] as const) {
+      const [command, args] = browserCommand(url, platform);
+      expect(["cmd", "cmd.exe", "sh", "bash", "powershell"]).not.toContain(command.toLowerCase());
+      expect(args.at(-1)).toBe(url.href);
     }
   });
 });

@@ -278,3 +278,58 @@ describe("concurrent requests and one refresh token", () => {
     expect(refreshes().length).toBe(before + 1);
   });
 });
+
+describe("where the user is sent to sign in", () => {
+  it("should refuse an authorization endpoint that is not HTTP(S) before sending the user there", async () => {
+    // A protected server whose authorization server names a file: URL to sign in at (a browser
+    // opener or a desktop shell would open it).
+    const origin = { url: "" };
+    const documents: Record<string, unknown> = {
+      "/.well-known/oauth-protected-resource/mcp": {
+        resource: "",
+        authorization_servers: [""],
+      },
+      "/.well-known/oauth-authorization-server": {
+        issuer: "",
+        authorization_endpoint: "file:///etc/passwd",
+        token_endpoint: "",
+        registration_endpoint: "",
+        code_challenge_methods_supported: ["S256"],
+      },
+    };
+    const protectedServer = await listen(
+      createServer((req, res) => {
+        const path = new URL(req.url ?? "/", origin.url).pathname;
+        if (path === "/register") {
+          res.writeHead(201, { "content-type": "application/json" });
+          res.end(JSON.stringify({ client_id: "c", token_endpoint_auth_method: "none" }));
+          return;
+        }
+        const document = documents[path];
+        if (document) {
+          res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify(document));
+          return;
+        }
+        res.writeHead(401, { "www-authenticate": 'Bearer error="invalid_token"' }).end();
+      }),
+    );
+    origin.url = protectedServer.url;
+    Object.assign(documents["/.well-known/oauth-protected-resource/mcp"] as object, {
+      resource: `${origin.url}/mcp`,
+      authorization_servers: [origin.url],
+    });
+    Object.assign(documents["/.well-known/oauth-authorization-server"] as object, {
+      issuer: origin.url,
+      token_endpoint: `${origin.url}/token`,
+      registration_endpoint: `${origin.url}/register`,
+    });
+    const auth = signIn(openStore());
+    const session = new OAuthSession(`${origin.url}/mcp`, auth);
+    const failure = await session
+      .fetch(`${origin.url}/mcp`, { method: "POST", body: "{}" })
+      .catch((error: unknown) => error);
+    await protectedServer.close();
+    expect(failure).toBeInstanceOf(Error);
+    expect(auth.seen).toEqual([]);
+  });
+});

@@ -92,6 +92,13 @@ export async function authorizationCodeGrant(
     resource,
     scope,
   });
+  // The user is sent there: HTTPS (HTTP on loopback or when allowed), never file: or other
+  // schemes a browser opener would hand to the desktop.
+  try {
+    oauth.checkProtocol(url, context.http(url.href)[oauth.allowInsecureRequests] !== true);
+  } catch (error) {
+    throw toOAuthError(error, "Authorization");
+  }
   const back = new URL(await redirect(url));
   try {
     const params = oauth.validateAuthResponse(server as never, identity.client, back, state);
