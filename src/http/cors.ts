@@ -186,12 +186,17 @@ function requestHeaders(tools: ReadonlyMap<string, RegisteredTool>, options: Che
 }
 
 /**
- * The response with CORS headers added, as a new object: responses may be shared constants.
- * A `Vary` the response already has is kept.
+ * The response with CORS headers added, as a new object (responses may be shared constants),
+ * but for a stream's, made afresh per request: its body stays unread, so a host may still write
+ * the stream straight to its connection (`sse`). A `Vary` the response already has is kept.
  */
 function withCorsHeaders(response: McpHttpResponse, cors: Record<string, string>): McpHttpResponse {
   const headers = { ...response.headers, ...cors };
   const vary = response.headers.vary;
   if (vary && cors.vary) headers.vary = `${vary}, ${cors.vary}`;
+  if (response.sse) {
+    response.headers = headers;
+    return response;
+  }
   return { status: response.status, headers, body: response.body };
 }

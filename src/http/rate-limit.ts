@@ -194,11 +194,22 @@ function limiterDown(id: RequestId): McpHttpResponse {
   return errorResponse(503, storeDownError(), { id, headers: { "retry-after": "1" } });
 }
 
-/** The response with the charge's headers added (a copy: responses may share header objects). */
+/**
+ * The response with the charge's headers added: a copy (responses may share header objects), but
+ * for a stream's, made afresh per request, whose body must stay unread (see `sseResponse`).
+ */
 export function withBudgetHeaders(
   response: McpHttpResponse,
   headers: Record<string, string> | undefined,
 ): McpHttpResponse {
   if (!headers) return response;
-  return { ...response, headers: { ...response.headers, ...headers } };
+  if (response.sse) {
+    response.headers = { ...response.headers, ...headers };
+    return response;
+  }
+  return {
+    status: response.status,
+    headers: { ...response.headers, ...headers },
+    body: response.body,
+  };
 }
