@@ -7,11 +7,7 @@ import {
   trace,
 } from "@opentelemetry/api";
 import type { TaskRecord } from "../../../store/types.js";
-import {
-  describeOperation,
-  type Outcome,
-  OwnAttributes,
-} from "../../../telemetry/attributes.js";
+import { describeOperation, type Outcome, OwnAttributes } from "../../../telemetry/attributes.js";
 import { recordFailure } from "../../../telemetry/failure.js";
 import { type ServerOperation, spanContextOf } from "../../../telemetry/server-operation.js";
 import type { Telemetry } from "../../../telemetry/telemetry.js";
