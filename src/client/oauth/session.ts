@@ -118,6 +118,7 @@ export class OAuthSession {
     const dpop = tokens?.tokenType === "DPoP" ? this.#dpop : undefined;
     // A DPoP-bound token without its key (another process's) is no use: sign in again.
     if (!tokens || (tokens.tokenType === "DPoP" && !dpop)) return this.#inner(url, init);
+    this.#checkTransport();
     let target = url;
     for (let hops = 0; ; hops++) {
       const headers = new Headers(init.headers);
@@ -251,10 +252,21 @@ export class OAuthSession {
    * Discovery, a client identity, then a grant. Scopes: those asked for, else the resource's
    * `scopes_supported`, else none; plus `offline_access` when the server lists it (refresh).
    */
+  /** A token over plain HTTP travels in the clear: only to loopback hosts, or when allowed. */
+  #checkTransport(): void {
+    const url = this.#serverUrl;
+    if (url.protocol !== "http:" || isLoopbackHost(url.hostname)) return;
+    if (this.#options.allowInsecureRequests) return;
+    throw new OAuthError(
+      `${url.origin} is plain HTTP: a token sent there travels in the clear (use HTTPS, or allowInsecureRequests)`,
+    );
+  }
+
   async #signIn(
     challenge: BearerChallenge | undefined,
     scope: string | undefined,
   ): Promise<StoredTokens> {
+    this.#checkTransport();
     const machine = this.#machineGrant();
     if (!machine && (!this.#options.redirect || !this.#options.redirectUri)) {
       throw new OAuthError(

@@ -75,7 +75,10 @@ export interface OAuthOptions {
   maxStepUps?: number;
   /** Refresh this many seconds before a token expires. @default 60 */
   refreshBeforeExpirySec?: number;
-  /** Allow plain HTTP to authorization servers. @default only on loopback hosts */
+  /**
+   * Allow plain HTTP to authorization servers, and a token to an MCP server on plain HTTP.
+   * @default only on loopback hosts
+   */
   allowInsecureRequests?: boolean;
 }
 
