@@ -43,6 +43,22 @@ async function withNonceRetry<T>(context: IdentityContext, request: () => Promis
   }
 }
 
+/**
+ * One grant's token request: sent (once more for a DPoP nonce) and its answer processed; any
+ * failure an {@link OAuthError} saying what was being done, carrying no credential.
+ */
+async function tokenRequest(
+  context: IdentityContext,
+  doing: string,
+  request: () => Promise<TokenEndpointResponse>,
+): Promise<TokenEndpointResponse> {
+  try {
+    return await withNonceRetry(context, request);
+  } catch (error) {
+    throw toOAuthError(error, doing);
+  }
+}
+
 /** The authorization request's URL: PKCE S256, state, `resource` and the scopes chosen. */
 function authorizationUrl(
   server: ServerMetadata,
@@ -100,24 +116,20 @@ export async function authorizationCodeGrant(
     throw toOAuthError(error, "Authorization");
   }
   const back = new URL(await redirect(url));
-  try {
+  const tokens = await tokenRequest(context, "Authorization", async () => {
     const params = oauth.validateAuthResponse(server as never, identity.client, back, state);
-    const tokens = await withNonceRetry(context, async () => {
-      const response = await oauth.authorizationCodeGrantRequest(
-        server as never,
-        identity.client,
-        identity.auth,
-        params,
-        redirectUri,
-        verifier,
-        { additionalParameters: { resource }, ...tokenOptions(context, server) },
-      );
-      return oauth.processAuthorizationCodeResponse(server as never, identity.client, response);
-    });
-    return stored(tokens, server.issuer, resource, scope);
-  } catch (error) {
-    throw toOAuthError(error, "Authorization");
-  }
+    const response = await oauth.authorizationCodeGrantRequest(
+      server as never,
+      identity.client,
+      identity.auth,
+      params,
+      redirectUri,
+      verifier,
+      { additionalParameters: { resource }, ...tokenOptions(context, server) },
+    );
+    return oauth.processAuthorizationCodeResponse(server as never, identity.client, response);
+  });
+  return stored(tokens, server.issuer, resource, scope);
 }
 
 /** The client-credentials grant of a machine client (MCP OAuth client-credentials extension). */
@@ -129,21 +141,17 @@ export async function clientCredentialsGrant(
 ): Promise<StoredTokens> {
   const { oauth } = context;
   const { server, resource } = discovery;
-  try {
-    const tokens = await withNonceRetry(context, async () => {
-      const response = await oauth.clientCredentialsGrantRequest(
-        server as never,
-        identity.client,
-        identity.auth,
-        { resource, ...(scope ? { scope } : {}) },
-        tokenOptions(context, server),
-      );
-      return oauth.processClientCredentialsResponse(server as never, identity.client, response);
-    });
-    return stored(tokens, server.issuer, resource, scope);
-  } catch (error) {
-    throw toOAuthError(error, "Client credentials grant");
-  }
+  const tokens = await tokenRequest(context, "Client credentials grant", async () => {
+    const response = await oauth.clientCredentialsGrantRequest(
+      server as never,
+      identity.client,
+      identity.auth,
+      { resource, ...(scope ? { scope } : {}) },
+      tokenOptions(context, server),
+    );
+    return oauth.processClientCredentialsResponse(server as never, identity.client, response);
+  });
+  return stored(tokens, server.issuer, resource, scope);
 }
 
 const JWT_BEARER = "urn:ietf:params:oauth:grant-type:jwt-bearer";
@@ -163,22 +171,18 @@ export async function jwtBearerGrant(
   const given = options.assertion;
   if (given === undefined) throw new OAuthError("The jwt_bearer grant needs an `assertion`");
   const assertion = typeof given === "function" ? await given() : given;
-  try {
-    const tokens = await withNonceRetry(context, async () => {
-      const response = await oauth.genericTokenEndpointRequest(
-        server as never,
-        identity.client,
-        identity.auth,
-        JWT_BEARER,
-        { assertion, resource, ...(scope ? { scope } : {}) },
-        tokenOptions(context, server),
-      );
-      return oauth.processGenericTokenEndpointResponse(server as never, identity.client, response);
-    });
-    return stored(tokens, server.issuer, resource, scope);
-  } catch (error) {
-    throw toOAuthError(error, "JWT bearer grant");
-  }
+  const tokens = await tokenRequest(context, "JWT bearer grant", async () => {
+    const response = await oauth.genericTokenEndpointRequest(
+      server as never,
+      identity.client,
+      identity.auth,
+      JWT_BEARER,
+      { assertion, resource, ...(scope ? { scope } : {}) },
+      tokenOptions(context, server),
+    );
+    return oauth.processGenericTokenEndpointResponse(server as never, identity.client, response);
+  });
+  return stored(tokens, server.issuer, resource, scope);
 }
 
 /** Exchanges a refresh token for new tokens, for the same resource. */
@@ -189,19 +193,15 @@ export async function refreshGrant(
   tokens: StoredTokens & { refreshToken: string },
 ): Promise<StoredTokens> {
   const { oauth } = context;
-  try {
-    const fresh = await withNonceRetry(context, async () => {
-      const response = await oauth.refreshTokenGrantRequest(
-        server as never,
-        identity.client,
-        identity.auth,
-        tokens.refreshToken,
-        { additionalParameters: { resource: tokens.resource }, ...tokenOptions(context, server) },
-      );
-      return oauth.processRefreshTokenResponse(server as never, identity.client, response);
-    });
-    return stored(fresh, server.issuer, tokens.resource, tokens.scope, tokens.refreshToken);
-  } catch (error) {
-    throw toOAuthError(error, "Token refresh");
-  }
+  const fresh = await tokenRequest(context, "Token refresh", async () => {
+    const response = await oauth.refreshTokenGrantRequest(
+      server as never,
+      identity.client,
+      identity.auth,
+      tokens.refreshToken,
+      { additionalParameters: { resource: tokens.resource }, ...tokenOptions(context, server) },
+    );
+    return oauth.processRefreshTokenResponse(server as never, identity.client, response);
+  });
+  return stored(fresh, server.issuer, tokens.resource, tokens.scope, tokens.refreshToken);
 }
