@@ -11,7 +11,7 @@ import type { Caller, EndpointServices } from "./endpoint-services.js";
 import { exchange } from "./exchange.js";
 import { validateMirroredHeaders, validateVersionHeader } from "./headers.js";
 import { errorResponse, inBandStatus } from "./responses.js";
-import { SSE_HEADERS, SseStream, sseResponse } from "./sse.js";
+import { sseHeaders, SseStream, sseResponse } from "./sse.js";
 import { granted } from "./stream-slots.js";
 import type { McpHttpRequest, McpHttpResponse } from "./types.js";
 
@@ -109,7 +109,7 @@ function run(
     openStream(answer) {
       const stream = new SseStream();
       stream.onClose(() => abort.abort(new Error("client closed the stream")));
-      answer({ status: 200, headers: { ...SSE_HEADERS }, body: stream.readable });
+      answer({ status: 200, headers: sseHeaders(), body: stream.readable });
       return {
         send: (message) => stream.send(message),
         end({ text }) {

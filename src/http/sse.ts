@@ -3,12 +3,17 @@ import type { McpHttpResponse } from "./types.js";
 
 const encoder = new TextEncoder();
 
-/** Headers of every SSE response; `X-Accel-Buffering: no` keeps proxies from buffering. */
-export const SSE_HEADERS: Readonly<Record<string, string>> = {
-  "content-type": "text/event-stream",
-  "cache-control": "no-cache, no-transform",
-  "x-accel-buffering": "no",
-};
+/**
+ * Headers of an SSE response, a new object each time (CORS and session headers are added to
+ * it); `X-Accel-Buffering: no` keeps proxies from buffering.
+ */
+export function sseHeaders(): Record<string, string> {
+  return {
+    "content-type": "text/event-stream",
+    "cache-control": "no-cache, no-transform",
+    "x-accel-buffering": "no",
+  };
+}
 
 /** Most bytes a slow reader may leave unread before its stream is dropped. */
 export const MAX_BUFFERED = 4 * 1024 * 1024;
@@ -167,7 +172,7 @@ export function sseResponse(stream: SseStream): McpHttpResponse {
   let body: McpHttpResponse["body"] | undefined;
   const response: McpHttpResponse = {
     status: 200,
-    headers: { ...SSE_HEADERS },
+    headers: sseHeaders(),
     get body() {
       body ??= stream.readable;
       return body;

@@ -1,6 +1,7 @@
 import type { JsonObject } from "../protocol/messages.js";
 import { isObject } from "../protocol/messages.js";
 import { toBase64 } from "../utils/base64.js";
+import { shallowCopy } from "../utils/shallow-copy.js";
 import type {
   ContentBlock,
   Era,
@@ -39,7 +40,7 @@ export function toPromptResult(value: PromptReturn): JsonObject {
     return { messages: [message] };
   }
   if (Array.isArray(value)) return { messages: value };
-  return { ...value };
+  return shallowCopy(value);
 }
 
 /** Turns what a resource handler returned into a `resources/read` result. */
@@ -48,6 +49,6 @@ export function toReadResult(value: ResourceReturn, uri: string, mimeType?: stri
   if (typeof value === "string") return { contents: [{ ...base, text: value }] };
   if (value instanceof Uint8Array) return { contents: [{ ...base, blob: toBase64(value) }] };
   if (Array.isArray(value)) return { contents: value };
-  if ("contents" in value && Array.isArray(value.contents)) return { ...value };
+  if ("contents" in value && Array.isArray(value.contents)) return shallowCopy(value);
   return { contents: [value as ResourceContents] };
 }

@@ -3,6 +3,7 @@ import type { JsonObject } from "../protocol/messages.js";
 import { isObject } from "../protocol/messages.js";
 import { InputRequiredSignal, type TransportContext } from "./context.js";
 import type { McpServer, RegisteredTool } from "./mcp-server.js";
+import { shallowCopy } from "../utils/shallow-copy.js";
 import { toolError, toToolResult } from "./results.js";
 import type { HandlerContext, ToolResult } from "./types.js";
 
@@ -33,9 +34,9 @@ export async function runTool(
   if (tool.input) {
     const checked = await tool.input.validate(args);
     if (!checked.ok)
-      return {
-        ...toolError(`Invalid arguments for tool ${tool.options.name}: ${checked.message}`),
-      };
+      return shallowCopy(
+        toolError(`Invalid arguments for tool ${tool.options.name}: ${checked.message}`),
+      );
     input = checked.value;
   }
   let result: ToolResult;
@@ -45,7 +46,7 @@ export async function runTool(
     if (error instanceof InputRequiredSignal || isMcpError(error) || env.abort.aborted) throw error;
     env.onError?.(error);
     const message = error instanceof Error ? error.message : String(error);
-    return { ...toolError(`Tool ${tool.options.name} failed: ${message}`) };
+    return shallowCopy(toolError(`Tool ${tool.options.name} failed: ${message}`));
   }
   if (tool.output && !result.isError) {
     const checked =
@@ -57,8 +58,9 @@ export async function runTool(
         `Tool ${tool.options.name} returned invalid structured content: ${checked.message}`,
       );
       env.onError?.(error);
-      return { ...toolError(error.message) };
+      return shallowCopy(toolError(error.message));
     }
   }
-  return { ...result };
+  // A copy: the era decorates it, and a handler may return the same object every time.
+  return shallowCopy(result);
 }

@@ -8,7 +8,7 @@ import { LazyAbort } from "../../utils/lazy-abort.js";
 import type { Caller, EndpointServices } from "../endpoint-services.js";
 import { exchange } from "../exchange.js";
 import { errorResponse } from "../responses.js";
-import { SSE_HEADERS, SseStream } from "../sse.js";
+import { sseHeaders, SseStream } from "../sse.js";
 import type { McpHttpResponse } from "../types.js";
 import type { LegacyStream } from "./stream.js";
 
@@ -93,7 +93,7 @@ export function runLegacyRequest(
         const writer = new SseStream();
         opened.attach(writer);
         if (primes) opened.prime(writer);
-        answer({ status: 200, headers: { ...SSE_HEADERS }, body: writer.readable });
+        answer({ status: 200, headers: sseHeaders(), body: writer.readable });
         return {
           send: (message) => opened.send(message),
           // Logged with the end, so a client resuming on another process gets it at once.
