@@ -241,7 +241,9 @@ interface Bare {
 
 function startBare(): Promise<Bare> {
   const script = fileURLToPath(new URL("./servers/fanout-bare.ts", import.meta.url));
-  const child = spawn(process.execPath, ["--import", "tsx", script], {
+  const dir = process.env.BENCH_CPU_PROF_DIR;
+  const profile = dir ? ["--cpu-prof", `--cpu-prof-dir=${dir}`] : [];
+  const child = spawn(process.execPath, [...profile, "--import", "tsx", script], {
     stdio: ["ignore", "pipe", "inherit"],
   });
   return new Promise((resolve, reject) => {

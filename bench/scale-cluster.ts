@@ -17,6 +17,10 @@ export function startScaleCluster(processes: number, store: ScaleStore): Promise
     script: fileURLToPath(new URL("./servers/scale.ts", import.meta.url)),
     env: { NODE_ENV: "production", BENCH_STORE: store },
     listening: /^listening (\d+)$/m,
+    // BENCH_CPU_PROF_DIR: each process writes a --cpu-prof profile there when it ends.
+    ...(process.env.BENCH_CPU_PROF_DIR
+      ? { execArgv: ["--cpu-prof", `--cpu-prof-dir=${process.env.BENCH_CPU_PROF_DIR}`] }
+      : {}),
   };
   return startCluster({ processes, server });
 }

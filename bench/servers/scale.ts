@@ -9,8 +9,8 @@ import { createEchoServer } from "./echo-server.js";
 // on node:http with the echo tool and `notify_tools_changed`, which announces a tools list change
 // to every process. The Redis store on REDIS_URL as the examples connect it, or the memory store
 // with BENCH_STORE=memory (the harness always sets REDIS_URL). Prints `listening <port>` once it
-// hears the changes other processes publish. The harness ends it with SIGTERM, whose default
-// action is enough here.
+// hears the changes other processes publish. The harness ends it with SIGTERM: exiting normally
+// lets `--cpu-prof` write its profile (BENCH_CPU_PROF_DIR).
 
 const server = createEchoServer("bench-scale");
 server.tool({ name: "notify_tools_changed" }, () => {
@@ -35,3 +35,4 @@ httpServer.keepAliveTimeout = 30_000;
 httpServer.listen(Number(process.env.PORT ?? 0), "127.0.0.1", () => {
   process.stdout.write(`listening ${(httpServer.address() as AddressInfo).port}\n`);
 });
+process.on("SIGTERM", () => process.exit(0));

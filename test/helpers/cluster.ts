@@ -23,6 +23,8 @@ export interface ClusterServer {
   script: string;
   /** Extra environment; `REDIS_URL` (the cluster's Redis) and `PORT=0` are always set. */
   env?: Record<string, string>;
+  /** Extra Node options before the script (a benchmark's `--cpu-prof`). */
+  execArgv?: string[];
   /** Matches the output line printed once the process listens; its first group is the port. */
   listening: RegExp;
 }
@@ -176,7 +178,7 @@ async function spawnServer(
 ): Promise<{ child: ChildProcess; port: number }> {
   const child = spawn(
     process.execPath,
-    ["--import", "tsx", "--import", EXIT_WITH_PARENT, server.script],
+    [...(server.execArgv ?? []), "--import", "tsx", "--import", EXIT_WITH_PARENT, server.script],
     {
       cwd: ROOT,
       env: { ...process.env, ...server.env, REDIS_URL: redisUrl, PORT: "0" },
