@@ -20,6 +20,11 @@ export interface McpHttpRequest {
   /** Aborts when the client goes away. */
   readonly signal: AbortSignal;
   /**
+   * True once the client went away, when the host can tell without building {@link signal}
+   * (the Node bridge); undefined otherwise.
+   */
+  readonly aborted?: boolean | undefined;
+  /**
    * Calls `listener` once when the client goes away, if the host can tell without building an
    * AbortSignal (the Node bridge); otherwise `signal` is used.
    */

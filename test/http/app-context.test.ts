@@ -9,7 +9,7 @@ import {
   TASK_CAPABILITIES,
 } from "../helpers/app-server.js";
 import { legacyCall, openSession } from "../helpers/legacy.js";
-import { call, modernHeaders, modernMeta, readExchange } from "../helpers/modern.js";
+import { call, modernHeaders, modernMeta, readExchange, type Send } from "../helpers/modern.js";
 import { TRANSPORTS } from "../helpers/transports.js";
 
 describe.each(TRANSPORTS)("the app's context per request (%s)", (transport) => {
@@ -175,5 +175,42 @@ describe.each(TRANSPORTS)("the app's context per request (%s)", (transport) => {
     expect(status).toBe(500);
     expect(error).toEqual({ code: -32603, message: "Internal error" });
     expect(errors.map(({ error }) => String(error))).toEqual(["Error: the session store is down"]);
+  });
+});
+
+describe.each(TRANSPORTS)("the app's context behind a trusted proxy (%s)", (transport) => {
+  let mounted: AppMounted;
+  beforeAll(async () => {
+    mounted = await mountWithContext(transport, {
+      trustProxy: true,
+      allowedHosts: ["mcp.example.com"],
+    });
+  });
+  afterAll(() => mounted.close());
+
+  it("should still reach handlers when forwarded headers rewrite the request", async () => {
+    const forwarded = { "x-forwarded-host": "mcp.example.com", "x-forwarded-proto": "https" };
+    const send: Send = (request) =>
+      mounted.send({ ...request, headers: { ...request.headers, ...forwarded } });
+    const modern = await call(
+      send,
+      "tools/call",
+      { name: "whoami", arguments: {} },
+      { headers: as("ada", { "x-request-id": "r-9" }) },
+    );
+    expect(modern.result.structuredContent).toEqual({
+      user: "ada",
+      requestId: "r-9",
+      principal: null,
+    });
+    const session = await openSession(send);
+    const legacy = await legacyCall(
+      send,
+      session,
+      "tools/call",
+      { name: "whoami", arguments: {} },
+      as("bob"),
+    );
+    expect(legacy.result.structuredContent).toMatchObject({ user: "bob" });
   });
 });
