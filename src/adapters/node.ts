@@ -75,6 +75,10 @@ class NodeHttpRequest implements McpHttpRequest {
     return this.#abort.signal;
   }
 
+  get aborted(): boolean {
+    return this.#abort.aborted;
+  }
+
   get remotePort(): number | undefined {
     return this.#req.socket.remotePort;
   }

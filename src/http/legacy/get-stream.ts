@@ -65,7 +65,8 @@ export async function serveGet(
     throw error instanceof StoreUnavailable ? error : new StoreUnavailable(error);
   }
   // A client that left while this was prepared: a host may never read, or cancel, the body.
-  if (req.signal.aborted) writer.close();
+  // (Asked without building an AbortSignal where the host can: one per open stream adds up.)
+  if (req.aborted ?? req.signal.aborted) writer.close();
   return sse;
 }
 
