@@ -1,9 +1,9 @@
 import { invalidParams, isMcpError } from "../protocol/errors.js";
 import type { JsonObject } from "../protocol/messages.js";
 import { isObject } from "../protocol/messages.js";
+import { shallowCopy } from "../utils/shallow-copy.js";
 import { InputRequiredSignal, type TransportContext } from "./context.js";
 import type { McpServer, RegisteredTool } from "./mcp-server.js";
-import { shallowCopy } from "../utils/shallow-copy.js";
 import { toolError, toToolResult } from "./results.js";
 import type { HandlerContext, ToolResult } from "./types.js";
 
