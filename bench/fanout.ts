@@ -7,7 +7,7 @@ import type { Cluster } from "../test/helpers/cluster.js";
 import { positive } from "./config.js";
 import { fixed } from "./report.js";
 import { LEGACY_VERSION, MCP_PATH, REQUEST_HEADERS } from "./request.js";
-import { cpuMicrosOf, RedisCounters, startScaleCluster } from "./scale-cluster.js";
+import { cpuMicrosOf, cpuProfileArgs, RedisCounters, startScaleCluster } from "./scale-cluster.js";
 import { median, quantile } from "./stats.js";
 import { legacyWorkload } from "./workload.js";
 
@@ -241,9 +241,7 @@ interface Bare {
 
 function startBare(): Promise<Bare> {
   const script = fileURLToPath(new URL("./servers/fanout-bare.ts", import.meta.url));
-  const dir = process.env.BENCH_CPU_PROF_DIR;
-  const profile = dir ? ["--cpu-prof", `--cpu-prof-dir=${dir}`] : [];
-  const child = spawn(process.execPath, [...profile, "--import", "tsx", script], {
+  const child = spawn(process.execPath, [...cpuProfileArgs(), "--import", "tsx", script], {
     stdio: ["ignore", "pipe", "inherit"],
   });
   return new Promise((resolve, reject) => {

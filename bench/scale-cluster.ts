@@ -11,16 +11,19 @@ import { type Cluster, type ClusterServer, startCluster } from "../test/helpers/
 /** Where a scale-out benchmark's processes keep their sessions. */
 export type ScaleStore = "redis" | "memory";
 
+/** Node options that make a benchmark's process write a `--cpu-prof` profile to BENCH_CPU_PROF_DIR. */
+export function cpuProfileArgs(): string[] {
+  const dir = process.env.BENCH_CPU_PROF_DIR;
+  return dir ? ["--cpu-prof", `--cpu-prof-dir=${dir}`] : [];
+}
+
 /** Starts `processes` copies of bench/servers/scale.ts on the harness's private Redis. */
 export function startScaleCluster(processes: number, store: ScaleStore): Promise<Cluster> {
   const server: ClusterServer = {
     script: fileURLToPath(new URL("./servers/scale.ts", import.meta.url)),
     env: { NODE_ENV: "production", BENCH_STORE: store },
     listening: /^listening (\d+)$/m,
-    // BENCH_CPU_PROF_DIR: each process writes a --cpu-prof profile there when it ends.
-    ...(process.env.BENCH_CPU_PROF_DIR
-      ? { execArgv: ["--cpu-prof", `--cpu-prof-dir=${process.env.BENCH_CPU_PROF_DIR}`] }
-      : {}),
+    execArgv: cpuProfileArgs(),
   };
   return startCluster({ processes, server });
 }
