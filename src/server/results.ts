@@ -18,7 +18,7 @@ export function isToolResult(value: unknown): value is ToolResult {
 }
 
 /** A tool result carrying only an error message the model can read. */
-export function toolError(message: string): ToolResult {
+export function toolError(message: string): JsonObject {
   return { content: [{ type: "text", text: message }], isError: true };
 }
 

@@ -34,9 +34,7 @@ export async function runTool(
   if (tool.input) {
     const checked = await tool.input.validate(args);
     if (!checked.ok)
-      return shallowCopy(
-        toolError(`Invalid arguments for tool ${tool.options.name}: ${checked.message}`),
-      );
+      return toolError(`Invalid arguments for tool ${tool.options.name}: ${checked.message}`);
     input = checked.value;
   }
   let result: ToolResult;
@@ -46,7 +44,7 @@ export async function runTool(
     if (error instanceof InputRequiredSignal || isMcpError(error) || env.abort.aborted) throw error;
     env.onError?.(error);
     const message = error instanceof Error ? error.message : String(error);
-    return shallowCopy(toolError(`Tool ${tool.options.name} failed: ${message}`));
+    return toolError(`Tool ${tool.options.name} failed: ${message}`);
   }
   if (tool.output && !result.isError) {
     const checked =
@@ -58,7 +56,7 @@ export async function runTool(
         `Tool ${tool.options.name} returned invalid structured content: ${checked.message}`,
       );
       env.onError?.(error);
-      return shallowCopy(toolError(error.message));
+      return toolError(error.message);
     }
   }
   // A copy: the era decorates it, and a handler may return the same object every time.
