@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { clientAddressOf, proxyHops } from "../../src/http/proxy.js";
+import { asForwarded, clientAddressOf, proxyHops } from "../../src/http/proxy.js";
 import type { McpHttpRequest } from "../../src/http/types.js";
 
 function requestFrom(remoteAddress: string, forwardedFor?: string): McpHttpRequest {
@@ -38,5 +38,49 @@ describe("the client address behind proxies", () => {
     expect(proxyHops(2)).toBe(2);
     expect(() => proxyHops(-1)).toThrow(TypeError);
     expect(() => proxyHops(1.5)).toThrow(TypeError);
+  });
+});
+
+describe("a request rewritten by a trusted proxy's forwarded headers", () => {
+  it("should change only its URL and Host, and keep every other field of the request", () => {
+    let gone = false;
+    const abortListeners: (() => void)[] = [];
+    // Required<>: a field added to McpHttpRequest must be added here, and is then checked below.
+    const received: Required<McpHttpRequest> = {
+      method: "POST",
+      url: "http://10.0.0.5:3000/mcp?x=1",
+      header: (name) =>
+        ({
+          host: "10.0.0.5:3000",
+          "x-forwarded-host": "mcp.example.com",
+          "x-forwarded-proto": "https",
+        })[name] ?? null,
+      body: async () => ({ kind: "text", text: "{}" }),
+      signal: new AbortController().signal,
+      get aborted() {
+        return gone;
+      },
+      onAbort: (listener) => abortListeners.push(listener),
+      localAddress: "10.0.0.5",
+      remoteAddress: "10.0.0.2",
+      remotePort: 51234,
+      httpVersion: "1.1",
+      context: () => ({ user: "ada" }),
+    };
+    const forwarded = asForwarded(received, 1);
+    expect(forwarded.url).toBe("https://mcp.example.com/mcp?x=1");
+    expect(forwarded.header("host")).toBe("mcp.example.com");
+    expect(forwarded.header("x-forwarded-proto")).toBe("https");
+    for (const key of Object.keys(received) as (keyof McpHttpRequest)[]) {
+      if (key === "url" || key === "header" || key === "body" || key === "onAbort") continue;
+      expect(forwarded[key], key).toBe(received[key]);
+    }
+    // Live, not copied: the disconnect seen after the wrapper was made.
+    gone = true;
+    expect(forwarded.aborted).toBe(true);
+    const heard: string[] = [];
+    forwarded.onAbort?.(() => heard.push("abort"));
+    for (const listener of abortListeners) listener();
+    expect(heard).toEqual(["abort"]);
   });
 });
