@@ -1,0 +1,30 @@
+import type { RequestListener, ServerResponse } from "node:http";
+
+// The ceilings' answer: the echo tools/call result with the request's id, canned, sized, and no
+// MCP machinery at all (bare.ts, bare-express.ts, in-process.ts).
+const PREFIX = '{"jsonrpc":"2.0","id":';
+const SUFFIX = ',"result":{"content":[{"type":"text","text":"hello"}],"resultType":"complete"}}';
+
+/** The canned result's JSON text for request `id`. */
+export function cannedBody(id: unknown): string {
+  return PREFIX + JSON.stringify(id) + SUFFIX;
+}
+
+/** Answers `res` with the canned result for request `id`, with a Content-Length. */
+export function answerCanned(res: ServerResponse, id: unknown): void {
+  const body = cannedBody(id);
+  res.writeHead(200, {
+    "content-type": "application/json",
+    "content-length": Buffer.byteLength(body),
+  });
+  res.end(body);
+}
+
+/** Reads and parses the body as a plain JSON responder does, then answers it canned. */
+export const cannedListener: RequestListener = (req, res) => {
+  const chunks: Buffer[] = [];
+  req.on("data", (chunk: Buffer) => chunks.push(chunk));
+  req.on("end", () => {
+    answerCanned(res, (JSON.parse(Buffer.concat(chunks).toString("utf8")) as { id: unknown }).id);
+  });
+};
