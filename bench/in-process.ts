@@ -1,0 +1,242 @@
+import { fork } from "node:child_process";
+import { once } from "node:events";
+import { createServer, type RequestListener } from "node:http";
+import { type AddressInfo, connect } from "node:net";
+import { fileURLToPath } from "node:url";
+import express from "express";
+import { createMcpHandler, type McpHttpRequest } from "mcp-mount";
+import { toExpress } from "mcp-mount/express";
+import { fromNodeRequest, toNodeHandler, writeNodeResponse } from "mcp-mount/node";
+import { shallowCopy } from "../src/utils/shallow-copy.js";
+import { positive } from "./config.js";
+import { fixed } from "./report.js";
+import { MCP_PATH, REQUEST_HEADERS, requestBody } from "./request.js";
+import { cannedBody, cannedListener } from "./servers/canned.js";
+import { createEchoServer } from "./servers/echo-server.js";
+import { median } from "./stats.js";
+
+// Where a request's CPU goes, each case in a process of its own, its client in that process too,
+// so that no other process's scheduling blurs it and no case's types reach another's inline
+// caches (`npm run bench:inprocess`):
+// 1. `mcp.handle()` alone: the package's own work for an echo tools/call, no socket.
+// 2. The same traffic through real loopback sockets from a raw HTTP/1.1 client in this process,
+//    against bare node:http, the node adapter with a canned answer, the mount, bare Express and
+//    the mount on Express; CPU per request is client and server together, so only differences
+//    between rows mean anything.
+// 3. The V8 pattern shallowCopy avoids: properties added to an object made by a spread.
+// Each figure is the minimum over BENCH_REPS rounds (default 9), a fresh process per case and
+// round, warmed up first, and their median.
+
+const reps = Math.round(positive("BENCH_REPS", 9));
+const REQUESTS = Math.round(positive("BENCH_REQUESTS", 20_000));
+const CONNECTIONS = 8;
+const SECRET = "bench-secret-0123456789abcdef";
+
+const mcp = createMcpHandler(createEchoServer("bench-in-process"), { secret: SECRET });
+
+/** CPU of this process per call of `run`, in µs, over `n` calls awaited one by one. */
+async function cpuPer(n: number, run: (i: number) => Promise<unknown>): Promise<number> {
+  const start = process.cpuUsage();
+  for (let i = 0; i < n; i++) await run(i);
+  const used = process.cpuUsage(start);
+  return (used.user + used.system) / n;
+}
+
+/** CPU per call of a synchronous `run`, in ns, over `n` calls. */
+function nanosPer(n: number, run: (i: number) => unknown): number {
+  const start = process.cpuUsage();
+  for (let i = 0; i < n; i++) run(i);
+  const used = process.cpuUsage(start);
+  return ((used.user + used.system) * 1000) / n;
+}
+
+// 1. mcp.handle() with a request object that costs nothing to read.
+const HEADERS: Record<string, string> = { ...REQUEST_HEADERS, host: "127.0.0.1" };
+const never = new AbortController().signal;
+function fakeRequest(id: number): McpHttpRequest {
+  const text = requestBody(id);
+  return {
+    method: "POST",
+    url: `http://127.0.0.1${MCP_PATH}`,
+    header: (name) => HEADERS[name] ?? null,
+    body: async () => ({ kind: "text", text }),
+    signal: never,
+    onAbort: () => {},
+    localAddress: "127.0.0.1",
+    remoteAddress: "127.0.0.1",
+  };
+}
+const handleCall = async (i: number) => {
+  const response = await mcp.handle(fakeRequest(i));
+  if (response.status !== 200) throw new Error(`handle answered ${response.status}`);
+};
+
+// 2. Listeners on real sockets.
+const node = toNodeHandler(mcp);
+const adapterOnly: RequestListener = async (req, res) => {
+  const body = await fromNodeRequest(req, res).body(4 * 1024 * 1024);
+  if (body.kind !== "text") throw new Error(`body: ${body.kind}`);
+  const { id } = JSON.parse(body.text) as { id: unknown };
+  const headers = { "content-type": "application/json" };
+  await writeNodeResponse(res, { status: 200, headers, body: cannedBody(id) });
+};
+const LISTENERS: [string, RequestListener][] = [
+  ["bare node:http", cannedListener],
+  ["node adapter, canned answer", adapterOnly],
+  ["mcp-mount", (req, res) => void node(req, res)],
+  ["bare Express 5", express().use(MCP_PATH, cannedListener)],
+  ["mcp-mount on Express", express().use(MCP_PATH, toExpress(mcp))],
+];
+
+function rawRequest(port: number, id: number): string {
+  const body = requestBody(id);
+  const lines = Object.entries(REQUEST_HEADERS).map(([name, value]) => `${name}: ${value}\r\n`);
+  return `POST ${MCP_PATH} HTTP/1.1\r\nhost: 127.0.0.1:${port}\r\n${lines.join("")}content-length: ${Buffer.byteLength(body)}\r\n\r\n${body}`;
+}
+
+/** Sends `n` requests over CONNECTIONS keep-alive sockets, one at a time on each; µs of CPU each. */
+async function overSockets(listener: RequestListener, n: number): Promise<number> {
+  const server = createServer(listener);
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const { port } = server.address() as AddressInfo;
+  let answered = 0;
+  let sent = 0;
+  const start = process.cpuUsage();
+  await Promise.all(
+    Array.from(
+      { length: CONNECTIONS },
+      () =>
+        new Promise<void>((resolve, reject) => {
+          const socket = connect(port, "127.0.0.1");
+          let buffered = "";
+          const next = () => {
+            if (sent >= n) {
+              socket.end();
+              resolve();
+            } else socket.write(rawRequest(port, ++sent));
+          };
+          socket.setEncoding("latin1");
+          socket.on("connect", next).on("error", reject);
+          socket.on("data", (data: string) => {
+            buffered += data;
+            for (;;) {
+              const end = buffered.indexOf("\r\n\r\n");
+              if (end < 0) return;
+              const length = Number(/content-length: (\d+)/i.exec(buffered.slice(0, end))?.[1]);
+              if (buffered.length < end + 4 + length) return;
+              if (!buffered.startsWith("HTTP/1.1 200")) reject(new Error(buffered.slice(0, end)));
+              buffered = buffered.slice(end + 4 + length);
+              answered++;
+              next();
+            }
+          });
+        }),
+    ),
+  );
+  const used = process.cpuUsage(start);
+  server.closeAllConnections();
+  server.close();
+  return (used.user + used.system) / answered;
+}
+
+// 3. The spread pattern.
+const META = Object.freeze({ "io.modelcontextprotocol/serverInfo": { name: "m", version: "1" } });
+const made = (i: number) => ({ content: [{ type: "text", text: `t${i & 7}` }] });
+const decorate = (result: Record<string, unknown>) => {
+  result.resultType ??= "complete";
+  result._meta = META;
+  return result;
+};
+const PATTERNS: [string, (i: number) => Record<string, unknown>][] = [
+  ["spread, then two properties added", (i) => decorate({ ...made(i) })],
+  ["shallowCopy, then the same", (i) => decorate(shallowCopy(made(i)))],
+];
+
+interface Case {
+  section: string;
+  name: string;
+  unit: "µs" | "ns";
+  /** Warms up, then measures once. */
+  measure(): Promise<number>;
+}
+
+const HANDLE = "mcp.handle(), no socket";
+const SOCKETS = "over loopback sockets, client and server CPU per request";
+const PATTERN = "a result decorated for the wire";
+const CASES: Case[] = [
+  {
+    section: HANDLE,
+    name: "echo tools/call",
+    unit: "µs",
+    measure: async () => {
+      await cpuPer(REQUESTS, handleCall);
+      return cpuPer(REQUESTS, handleCall);
+    },
+  },
+  ...LISTENERS.map(
+    ([name, listener]): Case => ({
+      section: SOCKETS,
+      name,
+      unit: "µs",
+      measure: async () => {
+        await overSockets(listener, REQUESTS / 4);
+        return overSockets(listener, REQUESTS);
+      },
+    }),
+  ),
+  ...PATTERNS.map(
+    ([name, make]): Case => ({
+      section: PATTERN,
+      name,
+      unit: "ns",
+      measure: async () => {
+        nanosPer(REQUESTS * 10, make);
+        return nanosPer(REQUESTS * 10, make);
+      },
+    }),
+  ),
+];
+
+const only = process.env.BENCH_IN_PROCESS_CASE;
+if (only !== undefined) {
+  // A child: one case, one measurement, told to the parent.
+  process.send?.(await CASES[Number(only)]!.measure());
+  process.exit(0);
+}
+
+/** Runs case `index` in a fresh process and returns its measurement. */
+async function inChild(index: number): Promise<number> {
+  const child = fork(fileURLToPath(import.meta.url), [], {
+    execArgv: ["--import", import.meta.resolve("tsx")],
+    env: { ...process.env, NODE_ENV: "production", BENCH_IN_PROCESS_CASE: String(index) },
+    stdio: ["ignore", "inherit", "inherit", "ipc"],
+  });
+  const [value] = (await once(child, "message")) as [number];
+  await once(child, "exit");
+  return value;
+}
+
+const runs = CASES.map((): number[] => []);
+for (let rep = 0; rep < reps; rep++) {
+  for (const [index] of CASES.entries()) runs[index]!.push(await inChild(index));
+  process.stderr.write(`round ${rep + 1}/${reps}\n`);
+}
+
+const minOf = (name: string) => Math.min(...runs[CASES.findIndex((c) => c.name === name)]!);
+console.log(`\nNode ${process.version}; ${reps} rounds of ${REQUESTS} requests; min and median\n`);
+for (const section of [HANDLE, SOCKETS, PATTERN]) {
+  const beyond = section === SOCKETS;
+  console.log(`| ${section} | min | median |${beyond ? " min beyond its bare host |" : ""}`);
+  console.log(`| --- | ---: | ---: |${beyond ? " ---: |" : ""}`);
+  for (const [index, c] of CASES.entries()) {
+    if (c.section !== section) continue;
+    const values = runs[index]!;
+    const min = Math.min(...values);
+    const bare = minOf(c.name.includes("Express") ? "bare Express 5" : "bare node:http");
+    const extra = beyond ? ` ${fixed(min - bare, 1)} µs |` : "";
+    console.log(
+      `| ${c.name} | ${fixed(min, 1)} ${c.unit} | ${fixed(median(values), 1)} ${c.unit} |${extra}`,
+    );
+  }
+  console.log("");
+}
