@@ -1,4 +1,6 @@
-import type { IncomingMessage, ServerResponse } from "node:http";
+import { isUtf8 } from "node:buffer";
+import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from "node:http";
+import type { Socket } from "node:net";
 import type { McpHandler } from "../http/handler.js";
 import { MAX_BUFFERED, type SseStream, type SseTarget } from "../http/sse.js";
 import type { BodyResult, McpHttpRequest, McpHttpResponse } from "../http/types.js";
@@ -7,42 +9,25 @@ import { respondAndDrain } from "./node-drain.js";
 
 type NodeRequest = IncomingMessage & { body?: unknown; _body?: boolean; originalUrl?: string };
 
-function readNodeBody(req: NodeRequest, limit: number): Promise<BodyResult> {
-  // A body parser (express.json(), body-parser) already consumed the stream.
-  if (req._body === true || (req.body !== undefined && req.readableEnded)) {
-    return Promise.resolve(
-      typeof req.body === "string"
-        ? { kind: "text", text: req.body }
-        : { kind: "parsed", value: req.body },
-    );
-  }
-  const declared = Number(req.headers["content-length"]);
-  if (declared > limit) return Promise.resolve({ kind: "too-large" });
-  return new Promise((resolve) => {
-    const chunks: Buffer[] = [];
-    let total = 0;
-    const done = (result: BodyResult) => {
-      req.off("data", onData).off("end", onEnd).off("error", onError);
-      resolve(result);
-    };
-    const onData = (chunk: Buffer) => {
-      total += chunk.length;
-      if (total > limit) {
-        req.pause();
-        done({ kind: "too-large" });
-      } else chunks.push(chunk);
-    };
-    const onEnd = () => {
-      try {
-        const bytes = chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, total);
-        done({ kind: "text", text: new TextDecoder("utf-8", { fatal: true }).decode(bytes) });
-      } catch {
-        done({ kind: "unreadable" });
-      }
-    };
-    const onError = () => done({ kind: "unreadable" });
-    req.on("data", onData).on("end", onEnd).on("error", onError);
-  });
+// Every property read on `req` or `res` is a slow lookup under Express, which gives both objects
+// a new prototype on every request (V8 finds no shape it has seen, and walks the prototype chain
+// at runtime): the wrapper reads each once, and a missing property not at all where it can help.
+
+/** What a body parser (express.json(), body-parser) that already consumed the stream found. */
+function parsedBody(req: NodeRequest): BodyResult | undefined {
+  // Own: body-parser 1 sets req._body and req.body, 2 sets req.body; checking that first spares
+  // a walk up the whole prototype chain on every request no parser saw.
+  if (!Object.hasOwn(req, "body")) return undefined;
+  if (req._body !== true && (req.body === undefined || !req.readableEnded)) return undefined;
+  return typeof req.body === "string"
+    ? { kind: "text", text: req.body }
+    : { kind: "parsed", value: req.body };
+}
+
+/** UTF-8 text of a body, or unreadable: invalid UTF-8 is not guessed at. */
+function decodeBody(chunks: Buffer[], total: number): BodyResult {
+  const bytes = chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, total);
+  return isUtf8(bytes) ? { kind: "text", text: bytes.toString("utf8") } : { kind: "unreadable" };
 }
 
 /** A Node request seen through the transport-neutral interface, converted once. */
@@ -52,23 +37,35 @@ class NodeHttpRequest implements McpHttpRequest {
   readonly remoteAddress: string | undefined;
   readonly context: (() => unknown) | undefined;
   readonly #req: NodeRequest;
+  readonly #headers: IncomingHttpHeaders;
+  readonly #socket: Socket;
   readonly #abort = new LazyAbort();
 
-  constructor(req: IncomingMessage, res: ServerResponse, context?: () => unknown) {
+  constructor(req: IncomingMessage, context?: () => unknown) {
     this.#req = req as NodeRequest;
+    // A getter on IncomingMessage's prototype: read once, not once per header.
+    this.#headers = req.headers;
+    this.#socket = req.socket;
     this.context = context;
     this.method = req.method ?? "GET";
-    this.localAddress = req.socket.localAddress;
-    this.remoteAddress = req.socket.remoteAddress;
-    res.once("close", () => {
-      if (!res.writableFinished) this.#abort.abort(new Error("client disconnected"));
-    });
+    this.localAddress = this.#socket.localAddress;
+    this.remoteAddress = this.#socket.remoteAddress;
+  }
+
+  /** The connection the request came on. */
+  get socket(): Socket {
+    return this.#socket;
+  }
+
+  /** The client left before the answer was written. */
+  disconnected(): void {
+    this.#abort.abort(new Error("client disconnected"));
   }
 
   get url(): string {
     const req = this.#req;
-    const encrypted = (req.socket as { encrypted?: boolean }).encrypted === true;
-    return `${encrypted ? "https" : "http"}://${req.headers.host ?? "localhost"}${req.originalUrl ?? req.url ?? "/"}`;
+    const encrypted = (this.#socket as { encrypted?: boolean }).encrypted === true;
+    return `${encrypted ? "https" : "http"}://${this.#headers.host ?? "localhost"}${req.originalUrl ?? req.url ?? "/"}`;
   }
 
   get signal(): AbortSignal {
@@ -80,7 +77,7 @@ class NodeHttpRequest implements McpHttpRequest {
   }
 
   get remotePort(): number | undefined {
-    return this.#req.socket.remotePort;
+    return this.#socket.remotePort;
   }
 
   get httpVersion(): string {
@@ -88,12 +85,40 @@ class NodeHttpRequest implements McpHttpRequest {
   }
 
   header(name: string): string | null {
-    const value = this.#req.headers[name];
+    const value = this.#headers[name];
     return value === undefined ? null : Array.isArray(value) ? value.join(", ") : value;
   }
 
   body(limit: number): Promise<BodyResult> {
-    return readNodeBody(this.#req, limit);
+    const req = this.#req;
+    const parsed = parsedBody(req);
+    if (parsed) return Promise.resolve(parsed);
+    if (Number(this.#headers["content-length"]) > limit)
+      return Promise.resolve({ kind: "too-large" });
+    return new Promise((resolve) => {
+      const chunks: Buffer[] = [];
+      let total = 0;
+      let settled = false;
+      const settle = (result: BodyResult) => {
+        if (settled) return;
+        settled = true;
+        resolve(result);
+      };
+      const onData = (chunk: Buffer) => {
+        if (settled) return;
+        total += chunk.length;
+        if (total <= limit) chunks.push(chunk);
+        else {
+          req.off("data", onData);
+          req.pause();
+          settle({ kind: "too-large" });
+        }
+      };
+      req.on("data", onData);
+      req.on("end", () => settle(decodeBody(chunks, total)));
+      // The client left before the body ended: no "end" is coming.
+      this.#abort.onAbort(() => settle({ kind: "unreadable" }));
+    });
   }
 
   onAbort(listener: () => void): void {
@@ -107,7 +132,43 @@ export function fromNodeRequest(
   res: ServerResponse,
   context?: () => unknown,
 ): McpHttpRequest {
-  return new NodeHttpRequest(req, res, context);
+  const request = new NodeHttpRequest(req, context);
+  // "close" comes once: on() spares once()'s wrapper.
+  res.on("close", () => {
+    if (!res.writableFinished) request.disconnected();
+  });
+  return request;
+}
+
+/** Per connection, its requests whose answer is not known yet. */
+const unanswered = new WeakMap<Socket, Set<NodeHttpRequest>>();
+
+/**
+ * Tells `request` if its connection closes before {@link toNodeHandler} has its answer; returns
+ * how to stop. One "close" listener per connection, not one per request on `res`: under Express,
+ * which gives `res` a new prototype on every request, adding and firing a listener there costs
+ * more than the rest of the adapter. Once the answer is known, what is still running watches on
+ * its own (an SSE stream, a streamed body: see writeNodeResponse).
+ */
+function watchConnection(request: NodeHttpRequest): () => void {
+  const socket = request.socket;
+  if (socket.destroyed) {
+    request.disconnected();
+    return () => {};
+  }
+  let requests = unanswered.get(socket);
+  if (requests === undefined) {
+    const open = new Set<NodeHttpRequest>();
+    socket.once("close", () => {
+      for (const each of open) each.disconnected();
+      open.clear();
+    });
+    unanswered.set(socket, open);
+    requests = open;
+  }
+  const set = requests;
+  set.add(request);
+  return () => set.delete(request);
 }
 
 /** Options of {@link toNodeHandler}. */
@@ -162,6 +223,17 @@ function writeSse(res: ServerResponse, response: McpHttpResponse, sse: SseStream
   sse.attach(new NodeSseTarget(res));
 }
 
+/**
+ * The response's headers and its body's Content-Length, in one new object: a header set on `res`
+ * beforehand would send writeHead down its slower merging path.
+ */
+function sized(response: McpHttpResponse, body: string): Record<string, string> {
+  const headers: Record<string, string> = {};
+  for (const name in response.headers) headers[name] = response.headers[name]!;
+  headers["content-length"] = String(Buffer.byteLength(body));
+  return headers;
+}
+
 /** Writes a transport-neutral response, honouring backpressure on streamed bodies. */
 export async function writeNodeResponse(
   res: ServerResponse,
@@ -175,8 +247,7 @@ export async function writeNodeResponse(
   const { body } = response;
   if (body === null || typeof body === "string") {
     // Sized, not chunked: one write of headers and body, as a plain JSON responder does.
-    if (body !== null) res.setHeader("content-length", Buffer.byteLength(body));
-    res.writeHead(response.status, response.headers);
+    res.writeHead(response.status, body === null ? response.headers : sized(response, body));
     res.end(body ?? undefined);
     return;
   }
@@ -236,8 +307,14 @@ export function toNodeHandler<App = unknown>(
 ): (req: IncomingMessage, res: ServerResponse) => Promise<void> {
   const { context } = options;
   return async (req, res) => {
-    const wrapped = fromNodeRequest(req, res, context && (() => context(req, res)));
-    const response = await mcp.handle(wrapped);
+    const request = new NodeHttpRequest(req, context && (() => context(req, res)));
+    const unwatch = watchConnection(request);
+    let response: McpHttpResponse;
+    try {
+      response = await mcp.handle(request);
+    } finally {
+      unwatch();
+    }
     // A refused body is still arriving: answer without resetting the connection under it.
     if (response.status === 413 || (response.headers.connection === "close" && !req.readableEnded))
       return respondAndDrain(req, res, response);
