@@ -10,7 +10,7 @@ import { fromNodeRequest, toNodeHandler, writeNodeResponse } from "mcp-mount/nod
 import { shallowCopy } from "../src/utils/shallow-copy.js";
 import { positive } from "./config.js";
 import { fixed } from "./report.js";
-import { MCP_PATH, REQUEST_HEADERS, requestBody } from "./request.js";
+import { MCP_PATH, REQUEST_HEADERS, rawRequest, requestBody } from "./request.js";
 import { cannedBody, cannedListener } from "./servers/canned.js";
 import { createEchoServer } from "./servers/echo-server.js";
 import { median } from "./stats.js";
@@ -87,12 +87,6 @@ const LISTENERS: [string, RequestListener][] = [
   ["bare Express 5", express().use(MCP_PATH, cannedListener)],
   ["mcp-mount on Express", express().use(MCP_PATH, toExpress(mcp))],
 ];
-
-function rawRequest(port: number, id: number): string {
-  const body = requestBody(id);
-  const lines = Object.entries(REQUEST_HEADERS).map(([name, value]) => `${name}: ${value}\r\n`);
-  return `POST ${MCP_PATH} HTTP/1.1\r\nhost: 127.0.0.1:${port}\r\n${lines.join("")}content-length: ${Buffer.byteLength(body)}\r\n\r\n${body}`;
-}
 
 /** Sends `n` requests over CONNECTIONS keep-alive sockets, one at a time on each; µs of CPU each. */
 async function overSockets(listener: RequestListener, n: number): Promise<number> {

@@ -1,0 +1,126 @@
+import { execFile, spawn } from "node:child_process";
+import { once } from "node:events";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { connect } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { promisify } from "node:util";
+import { CONTENDERS, type ContenderId, EXPRESS_CONTENDERS } from "./contenders.js";
+import { positive } from "./config.js";
+import { fixed } from "./report.js";
+import { rawRequest } from "./request.js";
+import type { ReadyMessage } from "./servers/serve.js";
+
+// Instructions per request of each server, counted by Valgrind's callgrind
+// (`npm run bench:instructions`; needs Debian's valgrind). Time on this shared 2-core machine
+// moves by 20-50% between runs; an instruction count moves by well under 1% between runs, so it
+// shows what a change to the code did when the timings cannot. It is not time: the same
+// instructions cost more where caches miss more (Express's per-request garbage). Each server runs
+// under callgrind in its own process, takes BENCH_WARM requests to warm up, has its counters
+// zeroed, then takes BENCH_REQUESTS more, one at a time on one keep-alive connection (so every
+// request meets the same event-loop path), and the count of those is divided by their number.
+
+const WARM = Math.round(positive("BENCH_WARM", 15_000));
+const REQUESTS = Math.round(positive("BENCH_REQUESTS", 10_000));
+const START_TIMEOUT_MS = 300_000;
+const run = promisify(execFile);
+
+/** Sends `n` requests one after another on one connection, checking each answer's status. */
+async function sequential(port: number, n: number, firstId: number): Promise<void> {
+  const socket = connect(port, "127.0.0.1");
+  socket.setEncoding("latin1");
+  await once(socket, "connect");
+  let buffered = "";
+  for (let id = firstId; id < firstId + n; id++) {
+    socket.write(rawRequest(port, id));
+    for (;;) {
+      const end = buffered.indexOf("\r\n\r\n");
+      const length = Number(/content-length: (\d+)/i.exec(buffered.slice(0, end))?.[1]);
+      if (end >= 0 && buffered.length >= end + 4 + length) {
+        if (!buffered.startsWith("HTTP/1.1 200")) throw new Error(buffered.slice(0, end));
+        buffered = buffered.slice(end + 4 + length);
+        break;
+      }
+      const [data] = (await once(socket, "data")) as [string];
+      buffered += data;
+    }
+  }
+  socket.destroy();
+}
+
+/** Instructions per request of contender `id`, served under callgrind. */
+async function count(id: ContenderId, dir: string): Promise<number> {
+  const contender = CONTENDERS[id];
+  const child = spawn(
+    "valgrind",
+    [
+      "--tool=callgrind",
+      "--smc-check=all-non-file",
+      `--callgrind-out-file=${join(dir, `${id}.%p`)}`,
+      process.execPath,
+      "--import",
+      import.meta.resolve("tsx"),
+      contender.entry,
+    ],
+    { env: { ...process.env, NODE_ENV: "production" }, stdio: ["ignore", "ignore", "pipe", "ipc"] },
+  );
+  let stderr = "";
+  child.stderr?.on("data", (chunk: Buffer) => {
+    stderr += chunk.toString();
+  });
+  try {
+    const timer = setTimeout(() => child.kill(), START_TIMEOUT_MS);
+    const [ready] = (await Promise.race([
+      once(child, "message"),
+      once(child, "exit").then(() => {
+        throw new Error(`${id} exited before listening: ${stderr.slice(-2000)}`);
+      }),
+    ])) as [ReadyMessage];
+    clearTimeout(timer);
+    const pid = String(child.pid);
+    await sequential(ready.port, WARM, 1);
+    await run("callgrind_control", ["--zero", pid]);
+    await sequential(ready.port, REQUESTS, WARM + 1);
+    await run("callgrind_control", ["--dump", pid]);
+    const dump = readFileSync(join(dir, `${id}.${pid}.1`), "utf8");
+    const totals = /^totals:\s+(\d+)/m.exec(dump) ?? /^summary:\s+(\d+)/m.exec(dump);
+    if (!totals) throw new Error(`no totals in ${id}'s callgrind dump`);
+    return Number(totals[1]) / REQUESTS;
+  } finally {
+    if (child.exitCode === null) {
+      child.send("stop");
+      await once(child, "exit");
+    }
+  }
+}
+
+const dir = mkdtempSync(join(tmpdir(), "mcp-mount-callgrind-"));
+const perRequest = new Map<ContenderId, number>();
+try {
+  // Two at a time, one per core: counts do not depend on what else runs.
+  for (let i = 0; i < EXPRESS_CONTENDERS.length; i += 2) {
+    const pair = EXPRESS_CONTENDERS.slice(i, i + 2);
+    const counts = await Promise.all(pair.map((id) => count(id, dir)));
+    for (const [index, id] of pair.entries()) perRequest.set(id, counts[index]!);
+    process.stderr.write(`counted ${pair.join(", ")}\n`);
+  }
+} finally {
+  rmSync(dir, { recursive: true, force: true });
+}
+
+const BARE_OF: Partial<Record<ContenderId, ContenderId>> = {
+  "mcp-mount": "bare",
+  "mcp-mount-express": "bare-express",
+};
+console.log(
+  `\nNode ${process.version}; ${WARM} requests to warm up, then ${REQUESTS} counted, one at a time\n`,
+);
+console.log("| server | instructions per request | beyond its bare host | bare ÷ this |");
+console.log("| --- | ---: | ---: | ---: |");
+for (const id of EXPRESS_CONTENDERS) {
+  const own = perRequest.get(id)!;
+  const bare = BARE_OF[id] && perRequest.get(BARE_OF[id]!);
+  const beyond = bare === undefined ? "—" : `${fixed((own - bare) / 1000, 1)} k`;
+  const ratio = bare === undefined ? "—" : fixed(bare / own, 2);
+  console.log(`| ${CONTENDERS[id].label} | ${fixed(own / 1000, 1)} k | ${beyond} | ${ratio} |`);
+}
