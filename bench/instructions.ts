@@ -29,23 +29,40 @@ const run = promisify(execFile);
 async function sequential(port: number, n: number, firstId: number): Promise<void> {
   const socket = connect(port, "127.0.0.1");
   socket.setEncoding("latin1");
-  await once(socket, "connect");
   let buffered = "";
-  for (let id = firstId; id < firstId + n; id++) {
-    socket.write(rawRequest(port, id));
-    for (;;) {
-      const end = buffered.indexOf("\r\n\r\n");
-      const length = Number(/content-length: (\d+)/i.exec(buffered.slice(0, end))?.[1]);
-      if (end >= 0 && buffered.length >= end + 4 + length) {
-        if (!buffered.startsWith("HTTP/1.1 200")) throw new Error(buffered.slice(0, end));
-        buffered = buffered.slice(end + 4 + length);
-        break;
+  let wake: (() => void) | undefined;
+  let failure: Error | undefined;
+  const fail = (error: Error) => {
+    failure ??= error;
+    wake?.();
+  };
+  socket.on("data", (data: string) => {
+    buffered += data;
+    wake?.();
+  });
+  socket.on("error", fail).on("close", () => fail(new Error("the server closed the connection")));
+  await once(socket, "connect");
+  try {
+    for (let id = firstId; id < firstId + n; id++) {
+      socket.write(rawRequest(port, id));
+      for (;;) {
+        if (failure) throw failure;
+        const end = buffered.indexOf("\r\n\r\n");
+        const length = Number(/content-length: (\d+)/i.exec(buffered.slice(0, end))?.[1]);
+        if (end >= 0 && buffered.length >= end + 4 + length) {
+          if (!buffered.startsWith("HTTP/1.1 200")) throw new Error(buffered.slice(0, end));
+          buffered = buffered.slice(end + 4 + length);
+          break;
+        }
+        await new Promise<void>((resolve) => {
+          wake = resolve;
+        });
       }
-      const [data] = (await once(socket, "data")) as [string];
-      buffered += data;
     }
+  } finally {
+    socket.removeAllListeners("close");
+    socket.destroy();
   }
-  socket.destroy();
 }
 
 /** Instructions per request of contender `id`, served under callgrind. */
@@ -68,8 +85,8 @@ async function count(id: ContenderId, dir: string): Promise<number> {
   child.stderr?.on("data", (chunk: Buffer) => {
     stderr += chunk.toString();
   });
+  const timer = setTimeout(() => child.kill(), START_TIMEOUT_MS);
   try {
-    const timer = setTimeout(() => child.kill(), START_TIMEOUT_MS);
     const [ready] = (await Promise.race([
       once(child, "message"),
       once(child, "exit").then(() => {
@@ -87,8 +104,10 @@ async function count(id: ContenderId, dir: string): Promise<number> {
     if (!totals) throw new Error(`no totals in ${id}'s callgrind dump`);
     return Number(totals[1]) / REQUESTS;
   } finally {
-    if (child.exitCode === null) {
-      child.send("stop");
+    clearTimeout(timer);
+    if (child.exitCode === null && child.signalCode === null) {
+      if (child.connected) child.send("stop");
+      else child.kill();
       await once(child, "exit");
     }
   }

@@ -24,10 +24,12 @@ function parsedBody(req: NodeRequest): BodyResult | undefined {
     : { kind: "parsed", value: req.body };
 }
 
-/** UTF-8 text of a body, or unreadable: invalid UTF-8 is not guessed at. */
+/** UTF-8 text of a body (a leading byte-order mark dropped, as TextDecoder does), or unreadable. */
 function decodeBody(chunks: Buffer[], total: number): BodyResult {
   const bytes = chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, total);
-  return isUtf8(bytes) ? { kind: "text", text: bytes.toString("utf8") } : { kind: "unreadable" };
+  if (!isUtf8(bytes)) return { kind: "unreadable" };
+  const bom = bytes[0] === 0xef && bytes[1] === 0xbb && bytes[2] === 0xbf ? 3 : 0;
+  return { kind: "text", text: bytes.toString("utf8", bom) };
 }
 
 /** A Node request seen through the transport-neutral interface, converted once. */
@@ -104,18 +106,22 @@ class NodeHttpRequest implements McpHttpRequest {
         settled = true;
         resolve(result);
       };
+      const onEnd = () => {
+        if (!settled) settle(decodeBody(chunks, total));
+      };
       const onData = (chunk: Buffer) => {
         if (settled) return;
         total += chunk.length;
         if (total <= limit) chunks.push(chunk);
         else {
-          req.off("data", onData);
+          req.off("data", onData).off("end", onEnd);
           req.pause();
+          chunks.length = 0;
           settle({ kind: "too-large" });
         }
       };
       req.on("data", onData);
-      req.on("end", () => settle(decodeBody(chunks, total)));
+      req.on("end", onEnd);
       // The client left before the body ended: no "end" is coming.
       this.#abort.onAbort(() => settle({ kind: "unreadable" }));
     });
@@ -133,8 +139,12 @@ export function fromNodeRequest(
   context?: () => unknown,
 ): McpHttpRequest {
   const request = new NodeHttpRequest(req, context);
+  // A response queued behind a pipelined one emits no "close" when the client leaves: the
+  // connection tells it, until its own response closes.
+  const unwatch = watchConnection(request);
   // "close" comes once: on() spares once()'s wrapper.
   res.on("close", () => {
+    unwatch();
     if (!res.writableFinished) request.disconnected();
   });
   return request;
@@ -144,11 +154,11 @@ export function fromNodeRequest(
 const unanswered = new WeakMap<Socket, Set<NodeHttpRequest>>();
 
 /**
- * Tells `request` if its connection closes before {@link toNodeHandler} has its answer; returns
- * how to stop. One "close" listener per connection, not one per request on `res`: under Express,
- * which gives `res` a new prototype on every request, adding and firing a listener there costs
- * more than the rest of the adapter. Once the answer is known, what is still running watches on
- * its own (an SSE stream, a streamed body: see writeNodeResponse).
+ * Tells `request` if its connection closes before the returned function is called (by
+ * {@link toNodeHandler} once it has the answer). One "close" listener per connection, not one per
+ * request on `res`: under Express, which gives `res` a new prototype on every request, adding and
+ * firing a listener there costs more than the rest of the adapter. Once the answer is known, what
+ * is still running watches on its own (an SSE stream, a streamed body: see writeNodeResponse).
  */
 function watchConnection(request: NodeHttpRequest): () => void {
   const socket = request.socket;

@@ -19,7 +19,7 @@ interface Probe {
   signals: AbortSignal[];
   /** Requests that reached the adapter. */
   started: number;
-  /** Requests the adapter was done with (node: its promise settled; Express: the response closed). */
+  /** Requests `mcp.handle` answered (or ended) after they reached the adapter. */
   settled: number;
 }
 
@@ -44,20 +44,32 @@ const HOSTS = {
     const handle = toNodeHandler(mcp);
     return (req: IncomingMessage, res: ServerResponse) => {
       probe.started++;
-      void handle(req, res).finally(() => probe.settled++);
+      void handle(req, res);
     };
   },
   express: (mcp: McpHandler, probe: Probe) => {
-    const app = express();
     const handle = toExpress(mcp);
-    app.use("/mcp", (req, res, next) => {
+    return express().use("/mcp", (req, res, next) => {
       probe.started++;
-      res.on("close", () => probe.settled++);
       handle(req, res, next);
     });
-    return app;
   },
 };
+
+/** Counts the requests `mcp.handle` is done with (the adapter looks it up on every request). */
+function counted(mcp: McpHandler, probe: Probe): McpHandler {
+  const handle = mcp.handle.bind(mcp);
+  (mcp as { handle: McpHandler["handle"] }).handle = async (request) => {
+    try {
+      return await handle(request);
+    } finally {
+      probe.settled++;
+    }
+  };
+  return mcp;
+}
+
+const POLL = { timeout: 5_000 };
 
 function rawCall(id: number, quick: boolean): string {
   const body = JSON.stringify({
@@ -81,6 +93,8 @@ class Connection {
   constructor(port: number) {
     this.socket = connect(port, "127.0.0.1");
     this.socket.setEncoding("utf8");
+    // The tests close it themselves; a reset from the server fails the test that awaits it.
+    this.socket.on("error", () => {});
     this.socket.on("data", (text: string) => {
       this.#buffered += text;
       this.#waiting?.();
@@ -114,7 +128,7 @@ describe.each(Object.keys(HOSTS) as (keyof typeof HOSTS)[])("a client leaving (%
   let mcp: McpHandler | undefined;
 
   async function start(probe: Probe): Promise<number> {
-    mcp = createMcpHandler(createWaitingServer(probe));
+    mcp = counted(createMcpHandler(createWaitingServer(probe)), probe);
     server = createServer(HOSTS[host](mcp, probe));
     await new Promise<void>((resolve) => server!.listen(0, "127.0.0.1", resolve));
     return (server.address() as AddressInfo).port;
@@ -132,11 +146,11 @@ describe.each(Object.keys(HOSTS) as (keyof typeof HOSTS)[])("a client leaving (%
     const probe: Probe = { signals: [], started: 0, settled: 0 };
     const connection = new Connection(await start(probe));
     connection.socket.write(rawCall(1, false));
-    await expect.poll(() => probe.signals.length).toBe(1);
+    await expect.poll(() => probe.signals.length, POLL).toBe(1);
     expect(probe.signals[0]!.aborted).toBe(false);
     await connection.close();
-    await expect.poll(() => probe.signals[0]!.aborted).toBe(true);
-    await expect.poll(() => probe.settled).toBe(1);
+    await expect.poll(() => probe.signals[0]!.aborted, POLL).toBe(true);
+    await expect.poll(() => probe.settled, POLL).toBe(1);
   });
 
   it("should not abort calls answered earlier on a kept-alive connection when it closes", async () => {
@@ -151,9 +165,9 @@ describe.each(Object.keys(HOSTS) as (keyof typeof HOSTS)[])("a client leaving (%
     }
     // The fourth is running when the connection closes: only it is aborted.
     connection.socket.write(rawCall(4, false));
-    await expect.poll(() => probe.signals.length).toBe(4);
+    await expect.poll(() => probe.signals.length, POLL).toBe(4);
     await connection.close();
-    await expect.poll(() => probe.signals[3]!.aborted).toBe(true);
+    await expect.poll(() => probe.signals[3]!.aborted, POLL).toBe(true);
     expect(probe.signals.slice(0, 3).map((signal) => signal.aborted)).toEqual([
       false,
       false,
@@ -167,9 +181,9 @@ describe.each(Object.keys(HOSTS) as (keyof typeof HOSTS)[])("a client leaving (%
     const whole = rawCall(1, true);
     connection.socket.write(whole.slice(0, whole.length - 20));
     // The head and part of the body are in: the adapter is reading it.
-    await expect.poll(() => probe.started).toBe(1);
+    await expect.poll(() => probe.started, POLL).toBe(1);
     await connection.close();
-    await expect.poll(() => probe.settled).toBe(1);
+    await expect.poll(() => probe.settled, POLL).toBe(1);
     expect(probe.signals).toEqual([]);
     // And the endpoint goes on serving.
     const next = new Connection((server!.address() as AddressInfo).port);

@@ -7,6 +7,38 @@ import { createMcpHandler, McpServer } from "../../src/index.js";
 import { modernHeaders, modernMeta } from "../helpers/modern.js";
 
 describe("toNodeHandler", () => {
+  it("should read a body that starts with a UTF-8 byte-order mark, as fetch's reader does", async () => {
+    const server = new McpServer({ name: "bom", version: "1.0.0" });
+    server.tool({ name: "echo", input: { type: "object" } }, () => "read");
+    const mcp = createMcpHandler(server, { secret: "s" });
+    const http = createServer(toNodeHandler(mcp));
+    await new Promise<void>((resolve) => http.listen(0, "127.0.0.1", resolve));
+    try {
+      const url = `http://127.0.0.1:${(http.address() as AddressInfo).port}/mcp`;
+      const json = JSON.stringify({
+        jsonrpc: "2.0",
+        id: 1,
+        method: "tools/call",
+        params: { name: "echo", arguments: {}, _meta: modernMeta() },
+      });
+      const body = Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), Buffer.from(json)]);
+      const response = await fetch(url, {
+        method: "POST",
+        headers: modernHeaders("tools/call", "echo"),
+        body,
+      });
+      expect(response.status).toBe(200);
+      expect(await response.json()).toMatchObject({
+        id: 1,
+        result: { content: [{ text: "read" }] },
+      });
+    } finally {
+      await mcp.close();
+      http.closeAllConnections();
+      http.close();
+    }
+  });
+
   it("should stop buffering for a reader that stops reading, and drop its stream", async () => {
     const server = new McpServer({ name: "backpressure", version: "1.0.0" });
     const mcp = createMcpHandler(server, { secret: "s" });
