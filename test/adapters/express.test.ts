@@ -10,9 +10,16 @@ import { modernHeaders, modernMeta, parseSse } from "../helpers/modern.js";
 import { assertModernMessage } from "../helpers/spec.js";
 
 type AppFactory = () => express.Express;
-const FRAMEWORKS: [string, AppFactory][] = [
-  ["Express 5", () => express()],
-  ["Express 4", () => express4() as unknown as express.Express],
+type JsonParser = () => express.RequestHandler;
+// Each major with its own body parser: body-parser 2 (Express 5) sets req.body, 1 (Express 4)
+// req.body and req._body; the adapter must see both as a consumed stream.
+const FRAMEWORKS: [string, AppFactory, JsonParser][] = [
+  ["Express 5", () => express(), () => express.json()],
+  [
+    "Express 4",
+    () => express4() as unknown as express.Express,
+    () => express4.json() as unknown as express.RequestHandler,
+  ],
 ];
 
 function body(
@@ -23,10 +30,10 @@ function body(
   return { jsonrpc: "2.0", id: 1, method, params: { ...params, _meta: modernMeta({}, meta) } };
 }
 
-describe.each(FRAMEWORKS)("toExpress on %s (supertest)", (_label, createApp) => {
+describe.each(FRAMEWORKS)("toExpress on %s (supertest)", (_label, createApp, json) => {
   const build = (options: { json?: boolean; path?: string } = {}) => {
     const app = createApp();
-    if (options.json) app.use((express as unknown as { json: typeof express.json }).json());
+    if (options.json) app.use(json());
     const mcp = createMcpHandler(createFixtureServer(), { secret: "s" });
     const router = express.Router();
     router.use(options.path ?? "/mcp", toExpress(mcp));
