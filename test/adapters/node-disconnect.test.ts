@@ -10,7 +10,7 @@ import { modernHeaders, modernMeta } from "../helpers/modern.js";
 import { assertModernMessage } from "../helpers/spec.js";
 
 // The Node adapters tell a request its client has left through the connection, not through a
-// listener on every response (see watchConnection in src/adapters/node.ts): a client that leaves
+// listener on every response (see watchConnection in src/adapters/node-request.ts): a client that leaves
 // mid-call aborts that call, one that leaves mid-body ends the read, and calls already answered
 // on a kept-alive connection are not aborted when it closes later.
 

@@ -1,0 +1,179 @@
+import { isUtf8 } from "node:buffer";
+import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from "node:http";
+import type { Socket } from "node:net";
+import type { BodyResult, McpHttpRequest } from "../http/types.js";
+import { LazyAbort } from "../utils/lazy-abort.js";
+
+type NodeRequest = IncomingMessage & { body?: unknown; _body?: boolean; originalUrl?: string };
+
+// Every property read on `req` or `res` is a slow lookup under Express, which gives both objects
+// a new prototype on every request (V8 finds no shape it has seen, and walks the prototype chain
+// at runtime): the wrapper reads each once, and a missing property not at all where it can help.
+
+/** What a body parser (express.json(), body-parser) that already consumed the stream found. */
+function parsedBody(req: NodeRequest): BodyResult | undefined {
+  // Own: body-parser 1 sets req._body and req.body, 2 sets req.body; checking that first spares
+  // a walk up the whole prototype chain on every request no parser saw.
+  if (!Object.hasOwn(req, "body")) return undefined;
+  if (req._body !== true && (req.body === undefined || !req.readableEnded)) return undefined;
+  return typeof req.body === "string"
+    ? { kind: "text", text: req.body }
+    : { kind: "parsed", value: req.body };
+}
+
+/** UTF-8 text of a body (a leading byte-order mark dropped, as TextDecoder does), or unreadable. */
+function decodeBody(chunks: Buffer[], total: number): BodyResult {
+  const bytes = chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, total);
+  if (!isUtf8(bytes)) return { kind: "unreadable" };
+  const bom = bytes[0] === 0xef && bytes[1] === 0xbb && bytes[2] === 0xbf ? 3 : 0;
+  return { kind: "text", text: bytes.toString("utf8", bom) };
+}
+
+/** A Node request seen through the transport-neutral interface, converted once. */
+export class NodeHttpRequest implements McpHttpRequest {
+  readonly method: string;
+  readonly localAddress: string | undefined;
+  readonly remoteAddress: string | undefined;
+  readonly context: (() => unknown) | undefined;
+  readonly #req: NodeRequest;
+  readonly #headers: IncomingHttpHeaders;
+  readonly #socket: Socket;
+  readonly #abort = new LazyAbort();
+
+  constructor(req: IncomingMessage, context?: () => unknown) {
+    this.#req = req as NodeRequest;
+    // A getter on IncomingMessage's prototype: read once, not once per header.
+    this.#headers = req.headers;
+    this.#socket = req.socket;
+    this.context = context;
+    this.method = req.method ?? "GET";
+    this.localAddress = this.#socket.localAddress;
+    this.remoteAddress = this.#socket.remoteAddress;
+  }
+
+  /** The connection the request came on. */
+  get socket(): Socket {
+    return this.#socket;
+  }
+
+  /** The client left before the answer was written. */
+  disconnected(): void {
+    this.#abort.abort(new Error("client disconnected"));
+  }
+
+  get url(): string {
+    const req = this.#req;
+    const encrypted = (this.#socket as { encrypted?: boolean }).encrypted === true;
+    return `${encrypted ? "https" : "http"}://${this.#headers.host ?? "localhost"}${req.originalUrl ?? req.url ?? "/"}`;
+  }
+
+  get signal(): AbortSignal {
+    return this.#abort.signal;
+  }
+
+  get aborted(): boolean {
+    return this.#abort.aborted;
+  }
+
+  get remotePort(): number | undefined {
+    return this.#socket.remotePort;
+  }
+
+  get httpVersion(): string {
+    return this.#req.httpVersion;
+  }
+
+  header(name: string): string | null {
+    const value = this.#headers[name];
+    return value === undefined ? null : Array.isArray(value) ? value.join(", ") : value;
+  }
+
+  body(limit: number): Promise<BodyResult> {
+    const req = this.#req;
+    const parsed = parsedBody(req);
+    if (parsed) return Promise.resolve(parsed);
+    if (Number(this.#headers["content-length"]) > limit)
+      return Promise.resolve({ kind: "too-large" });
+    return new Promise((resolve) => {
+      const chunks: Buffer[] = [];
+      let total = 0;
+      let settled = false;
+      const settle = (result: BodyResult) => {
+        if (settled) return;
+        settled = true;
+        resolve(result);
+      };
+      const onEnd = () => {
+        if (!settled) settle(decodeBody(chunks, total));
+      };
+      const onData = (chunk: Buffer) => {
+        if (settled) return;
+        total += chunk.length;
+        if (total <= limit) chunks.push(chunk);
+        else {
+          req.off("data", onData).off("end", onEnd);
+          req.pause();
+          chunks.length = 0;
+          settle({ kind: "too-large" });
+        }
+      };
+      req.on("data", onData);
+      req.on("end", onEnd);
+      // The client left before the body ended: no "end" is coming.
+      this.#abort.onAbort(() => settle({ kind: "unreadable" }));
+    });
+  }
+
+  onAbort(listener: () => void): void {
+    this.#abort.onAbort(listener);
+  }
+}
+
+/** Wraps a Node request once; its signal aborts when the client leaves before the response ends. */
+export function fromNodeRequest(
+  req: IncomingMessage,
+  res: ServerResponse,
+  context?: () => unknown,
+): McpHttpRequest {
+  const request = new NodeHttpRequest(req, context);
+  // A response queued behind a pipelined one emits no "close" when the client leaves: the
+  // connection tells it, until its own response closes.
+  const unwatch = watchConnection(request);
+  // "close" comes once: on() spares once()'s wrapper.
+  res.on("close", () => {
+    unwatch();
+    if (!res.writableFinished) request.disconnected();
+  });
+  return request;
+}
+
+/** Per connection, its requests whose answer is not known yet. */
+const unanswered = new WeakMap<Socket, Set<NodeHttpRequest>>();
+
+/**
+ * Tells `request` if its connection closes before the returned function is called (by
+ * toNodeHandler once it has the answer). One "close" listener per connection, not one per
+ * request on `res`: under Express, which gives `res` a new prototype on every request, adding and
+ * firing a listener there costs more than the rest of the adapter. Once the answer is known, what
+ * is still running watches on its own (an SSE stream, a streamed body: see writeNodeResponse).
+ */
+export function watchConnection(request: NodeHttpRequest): () => void {
+  const socket = request.socket;
+  if (socket.destroyed) {
+    request.disconnected();
+    return () => {};
+  }
+  let requests = unanswered.get(socket);
+  if (requests === undefined) {
+    const open = new Set<NodeHttpRequest>();
+    socket.once("close", () => {
+      for (const each of open) each.disconnected();
+      open.clear();
+    });
+    unanswered.set(socket, open);
+    requests = open;
+  }
+  const set = requests;
+  set.add(request);
+  return () => set.delete(request);
+}
