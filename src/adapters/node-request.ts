@@ -163,17 +163,20 @@ export function watchConnection(request: NodeHttpRequest): () => void {
     request.disconnected();
     return () => {};
   }
-  let requests = unanswered.get(socket);
-  if (requests === undefined) {
-    const open = new Set<NodeHttpRequest>();
-    socket.once("close", () => {
-      for (const each of open) each.disconnected();
-      open.clear();
-    });
-    unanswered.set(socket, open);
-    requests = open;
-  }
-  const set = requests;
-  set.add(request);
-  return () => set.delete(request);
+  const open = unansweredOn(socket);
+  open.add(request);
+  return () => open.delete(request);
+}
+
+/** The requests unanswered on `socket`, each told when it closes. */
+function unansweredOn(socket: Socket): Set<NodeHttpRequest> {
+  const known = unanswered.get(socket);
+  if (known) return known;
+  const open = new Set<NodeHttpRequest>();
+  socket.once("close", () => {
+    for (const each of open) each.disconnected();
+    open.clear();
+  });
+  unanswered.set(socket, open);
+  return open;
 }
