@@ -3,6 +3,7 @@ import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from "node:
 import type { Socket } from "node:net";
 import type { BodyResult, McpHttpRequest } from "../http/types.js";
 import { LazyAbort } from "../utils/lazy-abort.js";
+import { LinkedList } from "../utils/linked-list.js";
 
 type NodeRequest = IncomingMessage & { body?: unknown; _body?: boolean; originalUrl?: string };
 
@@ -148,7 +149,7 @@ export function fromNodeRequest(
 }
 
 /** Per connection, its requests whose answer is not known yet. */
-const unanswered = new WeakMap<Socket, Set<NodeHttpRequest>>();
+const unanswered = new WeakMap<Socket, LinkedList<NodeHttpRequest>>();
 
 /**
  * Tells `request` if its connection closes before the returned function is called (by
@@ -164,18 +165,17 @@ export function watchConnection(request: NodeHttpRequest): () => void {
     return () => {};
   }
   const open = unansweredOn(socket);
-  open.add(request);
-  return () => open.delete(request);
+  const link = open.add(request);
+  return () => open.remove(link);
 }
 
 /** The requests unanswered on `socket`, each told when it closes. */
-function unansweredOn(socket: Socket): Set<NodeHttpRequest> {
+function unansweredOn(socket: Socket): LinkedList<NodeHttpRequest> {
   const known = unanswered.get(socket);
   if (known) return known;
-  const open = new Set<NodeHttpRequest>();
+  const open = new LinkedList<NodeHttpRequest>();
   socket.once("close", () => {
-    for (const each of open) each.disconnected();
-    open.clear();
+    for (const each of open.values()) each.disconnected();
   });
   unanswered.set(socket, open);
   return open;

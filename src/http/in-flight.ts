@@ -1,4 +1,5 @@
 import { ErrorCode, McpError } from "../protocol/errors.js";
+import { LinkedList } from "../utils/linked-list.js";
 
 /**
  * The error a request still running when a drain's grace ends is answered with: the work was
@@ -15,7 +16,7 @@ export function shutdownError(): McpError {
  * each registers how to end itself with {@link shutdownError} when the grace is over.
  */
 export class InFlight {
-  readonly #ends = new Set<() => void>();
+  readonly #ends = new LinkedList<() => void>();
   #idle: (() => void) | undefined;
 
   /** Requests running now. */
@@ -23,12 +24,11 @@ export class InFlight {
     return this.#ends.size;
   }
 
-  /** Registers a running request; call the returned function once it has answered. */
+  /** Registers a running request; call the returned function (once or more) when it has answered. */
   begin(end: () => void): () => void {
-    this.#ends.add(end);
+    const link = this.#ends.add(end);
     return () => {
-      this.#ends.delete(end);
-      if (this.#ends.size === 0) this.#idle?.();
+      if (this.#ends.remove(link) && this.#ends.size === 0) this.#idle?.();
     };
   }
 
@@ -38,7 +38,7 @@ export class InFlight {
    */
   async settle(graceMs: number): Promise<void> {
     if (this.#ends.size > 0) await this.#whenIdle(graceMs);
-    for (const end of [...this.#ends]) {
+    for (const end of this.#ends.values()) {
       try {
         end();
       } catch {
