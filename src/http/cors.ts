@@ -84,9 +84,18 @@ export function createOriginGate(
 ): OriginGate {
   checkAllowedOrigins(allowedOrigins);
   const options = cors === false ? undefined : checkedCors(cors ?? {}, allowedOrigins);
-  return async (req, route) => {
+  // Not async: a request without Origin (no browser sent it; most traffic) goes straight on.
+  return (req, route) => {
     const origin = req.header("origin");
     if (origin === null) return route(req, true);
+    return gateBrowser(req, route, origin);
+  };
+
+  async function gateBrowser(
+    req: McpHttpRequest,
+    route: OriginCheckedRoute,
+    origin: string,
+  ): Promise<McpHttpResponse> {
     const verdict = isOriginAllowed(origin, req.header("host"), allowedOrigins);
     const allowed = typeof verdict === "boolean" ? verdict : await verdict;
     if (!options) return route(req, allowed);
@@ -96,7 +105,7 @@ export function createOriginGate(
     const response = await route(req, allowed);
     if (metadata) return withCorsHeaders(response, { "access-control-allow-origin": "*" });
     return withCorsHeaders(response, allowed ? options.actual(origin) : VARY_ORIGIN);
-  };
+  }
 }
 
 const VARY_ORIGIN = { vary: "Origin" };

@@ -15,13 +15,17 @@ import { sseHeaders, SseStream, sseResponse } from "./sse.js";
 import { granted } from "./stream-slots.js";
 import type { McpHttpRequest, McpHttpResponse } from "./types.js";
 
-/** Serves one modern-era (2026-07-28) message: stateless, everything from the request. */
-export async function handleModern(
+/**
+ * Serves one modern-era (2026-07-28) message: stateless, everything from the request. Not async:
+ * a refusal is answered at once and a call hands on its exchange's promise, with no promise of
+ * its own around it (the router, which awaits it, turns a throw into a 500).
+ */
+export function handleModern(
   core: EndpointServices,
   req: McpHttpRequest,
   message: JsonRpcRequest | JsonRpcNotification,
   caller: Caller = {},
-): Promise<McpHttpResponse> {
+): Promise<McpHttpResponse> | McpHttpResponse {
   const { auth } = caller;
   const id = "id" in message ? message.id : undefined;
   const params = message.params ?? {};

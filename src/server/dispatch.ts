@@ -60,7 +60,9 @@ function visible<T extends { options: { scopes?: string[] } }>(
   return all.filter((item) => hasScopes(granted, item.options.scopes));
 }
 
-const callTool: Handler = async (call) => {
+// Not async: it hands on runTool's promise (or an extension's) rather than wrapping it in one
+// more; answer() calls it inside its try, so a synchronous throw is handled there as a rejection.
+const callTool: Handler = (call) => {
   const { tool, args } = resolveTool(call.server, call.params);
   // The call itself, completed, rather than a copy: this runs on every tools/call.
   const toolCall = Object.assign(call, { tool, args }) satisfies ToolCall;
@@ -251,9 +253,11 @@ async function answer(
     throw new McpError(ErrorCode.MethodNotFound, `Method not found: ${request.method}`);
   }
   const era = eraPolicy(env.era);
-  const round = era.multiRound(request.method, env)
-    ? await openRound(services, request, env)
+  const opened = era.multiRound(request.method, env)
+    ? openRound(services, request, env)
     : undefined;
+  // A first round is known at once: only a retry's redeeming is awaited.
+  const round = opened instanceof Promise ? await opened : opened;
   if (round) env.operation?.round(round.number, round.previous);
   const ctx = createContext(env, request, round?.inputs, round?.state ?? {});
   const { params } = request;

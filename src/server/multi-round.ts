@@ -36,42 +36,52 @@ export interface Round {
  * Opens a round of a multi round-trip request: checks and redeems its `requestState`, and merges
  * the answers of earlier rounds with the retry's `inputResponses` (spec: patterns/mrtr).
  */
-export async function openRound(
+export function openRound(
+  options: RoundStateOptions,
+  request: RoundRequest,
+  env: TransportContext,
+): Round | Promise<Round> {
+  const { requestState, inputResponses } = request.params;
+  if (inputResponses !== undefined && !isObject(inputResponses)) {
+    throw invalidParams("inputResponses must be an object");
+  }
+  // A first request (most of them) has nothing to redeem: no promise, no await.
+  if (requestState === undefined) {
+    const responses: JsonObject = {};
+    if (inputResponses) Object.assign(responses, inputResponses);
+    return { inputs: { responses, pending: {} }, state: {}, number: 1 };
+  }
+  return redeemRound(options, request, env);
+}
+
+/** {@link openRound} for a retry: its sealed `requestState` checked, claimed and merged. */
+async function redeemRound(
   options: RoundStateOptions,
   request: RoundRequest,
   env: TransportContext,
 ): Promise<Round> {
   const { requestState, inputResponses } = request.params;
-  if (inputResponses !== undefined && !isObject(inputResponses)) {
-    throw invalidParams("inputResponses must be an object");
+  const payload =
+    typeof requestState === "string" ? await options.sealer.open(requestState) : undefined;
+  // One answer for every failure, so a probe learns nothing about why (PROTOCOL §2.4).
+  const invalid = () => invalidParams("Invalid or expired requestState");
+  if (!payload || payload.expires < Date.now()) throw invalid();
+  if (payload.principal !== principalKey(env.auth) || payload.method !== request.method)
+    throw invalid();
+  if (payload.digest !== (await digestParams(request.params))) throw invalid();
+  if (
+    payload.nonce !== undefined &&
+    !(await options.nonces.claim(`state:${payload.nonce}`, options.stateTtlMs))
+  ) {
+    throw invalid();
   }
   const responses: JsonObject = {};
-  let state: JsonObject = {};
-  let number = 1;
-  let previous: string | undefined;
-  if (requestState !== undefined) {
-    const payload =
-      typeof requestState === "string" ? await options.sealer.open(requestState) : undefined;
-    // One answer for every failure, so a probe learns nothing about why (PROTOCOL §2.4).
-    const invalid = () => invalidParams("Invalid or expired requestState");
-    if (!payload || payload.expires < Date.now()) throw invalid();
-    if (payload.principal !== principalKey(env.auth) || payload.method !== request.method)
-      throw invalid();
-    if (payload.digest !== (await digestParams(request.params))) throw invalid();
-    if (
-      payload.nonce !== undefined &&
-      !(await options.nonces.claim(`state:${payload.nonce}`, options.stateTtlMs))
-    ) {
-      throw invalid();
-    }
-    Object.assign(responses, payload.responses);
-    state = isObject(payload.state) ? payload.state : {};
-    number = (typeof payload.round === "number" ? payload.round : 1) + 1;
-    previous = typeof payload.trace === "string" ? payload.trace : undefined;
-  }
+  Object.assign(responses, payload.responses);
   if (inputResponses) Object.assign(responses, inputResponses);
+  const state = isObject(payload.state) ? payload.state : {};
+  const number = (typeof payload.round === "number" ? payload.round : 1) + 1;
   const round: Round = { inputs: { responses, pending: {} }, state, number };
-  if (previous !== undefined) round.previous = previous;
+  if (typeof payload.trace === "string") round.previous = payload.trace;
   return round;
 }
 

@@ -1,6 +1,11 @@
-import { type CompiledSchema, compileJsonSchema } from "../protocol/json-schema.js";
+import {
+  type CompiledSchema,
+  compileJsonSchema,
+  type Validation,
+} from "../protocol/json-schema.js";
 import type { JsonObject } from "../protocol/messages.js";
 import { isObject } from "../protocol/messages.js";
+import { isThenable } from "../utils/thenable.js";
 
 export type { CompiledSchema, Validation } from "../protocol/json-schema.js";
 
@@ -57,20 +62,25 @@ function compileStandard(schema: StandardSchemaV1, role: "input" | "output"): Co
   const json = simplifyNullable(raw) as JsonObject;
   return {
     json,
-    async validate(value) {
-      const result = await schema["~standard"].validate(value);
-      if (!result.issues) return { ok: true, value: result.value };
-      const message = result.issues
-        .map((issue) => {
-          const path = (issue.path ?? [])
-            .map((part) => String(typeof part === "object" ? part.key : part))
-            .join(".");
-          return path ? `${path}: ${issue.message}` : issue.message;
-        })
-        .join("; ");
-      return { ok: false, message };
+    // Most validators (Zod, Valibot, ArkType) answer at once: a promise only when theirs is one.
+    validate(value) {
+      const result = schema["~standard"].validate(value);
+      return isThenable(result) ? Promise.resolve(result).then(toValidation) : toValidation(result);
     },
   };
+}
+
+function toValidation(result: StandardResult<unknown>): Validation {
+  if (!result.issues) return { ok: true, value: result.value };
+  const message = result.issues
+    .map((issue) => {
+      const path = (issue.path ?? [])
+        .map((part) => String(typeof part === "object" ? part.key : part))
+        .join(".");
+      return path ? `${path}: ${issue.message}` : issue.message;
+    })
+    .join("; ");
+  return { ok: false, message };
 }
 
 /**

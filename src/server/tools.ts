@@ -2,6 +2,7 @@ import { invalidParams, isMcpError } from "../protocol/errors.js";
 import type { JsonObject } from "../protocol/messages.js";
 import { isObject } from "../protocol/messages.js";
 import { shallowCopy } from "../utils/shallow-copy.js";
+import { isThenable } from "../utils/thenable.js";
 import { InputRequiredSignal, type TransportContext } from "./context.js";
 import type { McpServer, RegisteredTool } from "./mcp-server.js";
 import { toolError, toToolResult } from "./results.js";
@@ -32,14 +33,18 @@ export async function runTool(
 ): Promise<JsonObject> {
   let input: unknown = args;
   if (tool.input) {
-    const checked = await tool.input.validate(args);
+    // Awaited only when it is a promise: most validators and handlers answer at once, and each
+    // await is a trip through the microtask queue on every call.
+    const validation = tool.input.validate(args);
+    const checked = isThenable(validation) ? await validation : validation;
     if (!checked.ok)
       return toolError(`Invalid arguments for tool ${tool.options.name}: ${checked.message}`);
     input = checked.value;
   }
   let result: ToolResult;
   try {
-    result = toToolResult(await tool.handler(input as JsonObject, ctx), ctx.era);
+    const returned = tool.handler(input as JsonObject, ctx);
+    result = toToolResult(isThenable(returned) ? await returned : returned, ctx.era);
   } catch (error) {
     if (error instanceof InputRequiredSignal || isMcpError(error) || env.abort.aborted) throw error;
     env.onError?.(error);

@@ -43,6 +43,37 @@ describe.each(TRANSPORTS)("modern era through %s", (transport) => {
       });
     });
 
+    it("should take answers a first request brings without requestState, in one round", async () => {
+      const only = await call(
+        send,
+        "tools/call",
+        {
+          name: "confirm",
+          arguments: { item: "a" },
+          inputResponses: { confirm: { action: "accept", content: { ok: true } } },
+        },
+        { capabilities: elicitation },
+      );
+      expect(only.result.structuredContent).toEqual({
+        action: "accept",
+        content: { ok: true },
+        rounds: 1,
+      });
+    });
+
+    it("should refuse inputResponses that are not an object with -32602", async () => {
+      for (const inputResponses of ["yes", ["a"], 1]) {
+        const refused = await call(
+          send,
+          "tools/call",
+          { name: "confirm", arguments: { item: "a" }, inputResponses },
+          { capabilities: elicitation },
+        );
+        expect(refused.error?.code).toBe(-32602);
+        expect(refused.error?.message).toMatch(/inputResponses must be an object/);
+      }
+    });
+
     it("should ask again, not fail, when the retry lacks the answer", async () => {
       const first = await call(
         send,
