@@ -1,7 +1,9 @@
 const LOOPBACK = new Set(["localhost", "127.0.0.1", "[::1]", "::1"]);
 
 function hostnameOf(host: string): string {
-  return host.startsWith("[") ? host.slice(0, host.indexOf("]") + 1) : (host.split(":")[0] ?? "");
+  if (host.startsWith("[")) return host.slice(0, host.indexOf("]") + 1);
+  const colon = host.indexOf(":");
+  return colon === -1 ? host : host.slice(0, colon);
 }
 
 /** True for an address or host name that stays on this machine. */
