@@ -1,12 +1,12 @@
 import { fork } from "node:child_process";
 import { once } from "node:events";
-import { createServer, type RequestListener } from "node:http";
+import { createServer, IncomingMessage, type RequestListener, ServerResponse } from "node:http";
 import { type AddressInfo, connect } from "node:net";
 import { fileURLToPath } from "node:url";
 import express from "express";
 import { createMcpHandler, type McpHttpRequest } from "mcp-mount";
 import { toExpress } from "mcp-mount/express";
-import { fromNodeRequest, toNodeHandler, writeNodeResponse } from "mcp-mount/node";
+import { toNodeHandler } from "mcp-mount/node";
 import { shallowCopy } from "../src/utils/shallow-copy.js";
 import { positive } from "./config.js";
 import { fixed } from "./report.js";
@@ -20,9 +20,10 @@ import { median } from "./stats.js";
 // caches (`npm run bench:inprocess`):
 // 1. `mcp.handle()` alone: the package's own work for an echo tools/call, no socket.
 // 2. The same traffic through real loopback sockets from a raw HTTP/1.1 client in this process,
-//    against bare node:http, the node adapter with a canned answer, the mount, bare Express and
-//    the mount on Express; CPU per request is client and server together, so only differences
-//    between rows mean anything.
+//    against bare node:http, the node adapter with a canned answer, the mount, both of those
+//    with req/res re-prototyped per request as Express does, bare Express, the Express adapter
+//    with a canned answer and the mount on Express; CPU per request is client and server
+//    together, so only differences between rows mean anything.
 // 3. The V8 pattern shallowCopy avoids: properties added to an object made by a spread.
 // Each figure is the minimum over BENCH_REPS rounds (default 9), a fresh process per case and
 // round, warmed up first, and their median.
@@ -73,18 +74,44 @@ const handleCall = async (i: number) => {
 
 // 2. Listeners on real sockets.
 const node = toNodeHandler(mcp);
-const adapterOnly: RequestListener = async (req, res) => {
-  const body = await fromNodeRequest(req, res).body(4 * 1024 * 1024);
-  if (body.kind !== "text") throw new Error(`body: ${body.kind}`);
-  const { id } = JSON.parse(body.text) as { id: unknown };
-  const headers = { "content-type": "application/json" };
-  await writeNodeResponse(res, { status: 200, headers, body: cannedBody(id) });
-};
+/** A handler that reads the body through the adapter and answers canned: the adapter's cost alone. */
+const cannedMcp = {
+  async handle(req: McpHttpRequest) {
+    const body = await req.body(4 * 1024 * 1024);
+    if (body.kind !== "text") throw new Error(`body: ${body.kind}`);
+    const { id } = JSON.parse(body.text) as { id: unknown };
+    return { status: 200, headers: { "content-type": "application/json" }, body: cannedBody(id) };
+  },
+} as unknown as typeof mcp;
+const adapterOnly = toNodeHandler(cannedMcp);
+
+/**
+ * What Express does to every request before any middleware runs: `req` and `res` get a new
+ * prototype (`Object.setPrototypeOf(req, app.request)`) and a few properties. Run in front of a
+ * plain node:http listener, it shows what that costs Node's own HTTP code and ours, without the
+ * rest of Express.
+ */
+function reprototyped(listener: RequestListener): RequestListener {
+  const requestProto = Object.create(IncomingMessage.prototype, { app: { value: {} } });
+  const responseProto = Object.create(ServerResponse.prototype, { app: { value: {} } });
+  return (req, res) => {
+    Object.setPrototypeOf(req, requestProto);
+    Object.setPrototypeOf(res, responseProto);
+    Object.assign(req, { res, next: () => {} });
+    Object.assign(res, { req, locals: Object.create(null) });
+    listener(req, res);
+  };
+}
+
+const REPROTOTYPED = "re-prototyped as Express does";
 const LISTENERS: [string, RequestListener][] = [
   ["bare node:http", cannedListener],
-  ["node adapter, canned answer", adapterOnly],
+  ["node adapter, canned answer", (req, res) => void adapterOnly(req, res)],
   ["mcp-mount", (req, res) => void node(req, res)],
+  [`bare node:http, ${REPROTOTYPED}`, reprototyped(cannedListener)],
+  [`mcp-mount, ${REPROTOTYPED}`, reprototyped((req, res) => void node(req, res))],
   ["bare Express 5", express().use(MCP_PATH, cannedListener)],
+  ["Express adapter, canned answer", express().use(MCP_PATH, toExpress(cannedMcp))],
   ["mcp-mount on Express", express().use(MCP_PATH, toExpress(mcp))],
 ];
 
@@ -226,7 +253,13 @@ for (const section of [HANDLE, SOCKETS, PATTERN]) {
     if (c.section !== section) continue;
     const values = runs[index]!;
     const min = Math.min(...values);
-    const bare = minOf(c.name.includes("Express") ? "bare Express 5" : "bare node:http");
+    const bare = minOf(
+      c.name.includes(REPROTOTYPED)
+        ? `bare node:http, ${REPROTOTYPED}`
+        : c.name.includes("Express")
+          ? "bare Express 5"
+          : "bare node:http",
+    );
     const extra = beyond ? ` ${fixed(min - bare, 1)} µs |` : "";
     console.log(
       `| ${c.name} | ${fixed(min, 1)} ${c.unit} | ${fixed(median(values), 1)} ${c.unit} |${extra}`,
