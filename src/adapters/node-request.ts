@@ -95,6 +95,8 @@ export class NodeHttpRequest implements McpHttpRequest {
     if (parsed) return Promise.resolve(parsed);
     if (Number(this.#headers["content-length"]) > limit)
       return Promise.resolve({ kind: "too-large" });
+    // Read here, not in the executor: its closures outlive the body on a stream's req.
+    const abort = this.#abort;
     return new Promise((resolve) => {
       const chunks: Buffer[] = [];
       let total = 0;
@@ -102,6 +104,8 @@ export class NodeHttpRequest implements McpHttpRequest {
       const settle = (result: BodyResult) => {
         if (settled) return;
         settled = true;
+        // The listeners stay on req as long as it lives (a stream's, for hours): not the bytes.
+        chunks.length = 0;
         resolve(result);
       };
       const onEnd = () => {
@@ -114,14 +118,13 @@ export class NodeHttpRequest implements McpHttpRequest {
         else {
           req.off("data", onData).off("end", onEnd);
           req.pause();
-          chunks.length = 0;
           settle({ kind: "too-large" });
         }
       };
       req.on("data", onData);
       req.on("end", onEnd);
       // The client left before the body ended: no "end" is coming.
-      this.#abort.onAbort(() => settle({ kind: "unreadable" }));
+      abort.onAbort(() => settle({ kind: "unreadable" }));
     });
   }
 
