@@ -89,7 +89,8 @@ const adapterOnly = toNodeHandler(cannedMcp);
  * What Express does to every request before any middleware runs: `req` and `res` get a new
  * prototype (`Object.setPrototypeOf(req, app.request)`) and a few properties. Run in front of a
  * plain node:http listener, it shows what that costs Node's own HTTP code and ours, without the
- * rest of Express.
+ * rest of Express (whose prototypes carry dozens of methods: this shows the kind of cost, not
+ * its exact size).
  */
 function reprototyped(listener: RequestListener): RequestListener {
   const requestProto = Object.create(IncomingMessage.prototype, { app: { value: {} } });

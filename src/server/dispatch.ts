@@ -3,6 +3,7 @@ import type { JsonObject, RequestId } from "../protocol/messages.js";
 import { isObject } from "../protocol/messages.js";
 import { SUPPORTED_VERSIONS } from "../protocol/versions.js";
 import type { Telemetry } from "../telemetry/telemetry.js";
+import { isThenable } from "../utils/thenable.js";
 import { hasScopes } from "./access.js";
 import { complete } from "./completion.js";
 import { createContext, InputRequiredSignal, type TransportContext } from "./context.js";
@@ -257,7 +258,7 @@ async function answer(
     ? openRound(services, request, env)
     : undefined;
   // A first round is known at once: only a retry's redeeming is awaited.
-  const round = opened instanceof Promise ? await opened : opened;
+  const round = isThenable(opened) ? await opened : opened;
   if (round) env.operation?.round(round.number, round.previous);
   const ctx = createContext(env, request, round?.inputs, round?.state ?? {});
   const { params } = request;

@@ -1,48 +1,55 @@
-/** An entry of a {@link LinkedList}. */
+/** An entry of a {@link LinkedList}, removed through the list that made it. */
 export class Link<T> {
   prev: Link<T> | undefined = undefined;
   next: Link<T> | undefined = undefined;
   linked = true;
 
-  constructor(readonly value: T) {}
+  constructor(
+    readonly list: LinkedList<T>,
+    readonly value: T,
+  ) {}
 }
 
 /**
  * A list that entries join and leave in any order, in constant time: for what every request
  * joins and leaves (the requests in flight, those unanswered on a connection), where a Set's
- * hash table is rebuilt over and over as entries come and go.
+ * hash table is rebuilt over and over as entries come and go. Oldest first, as a Set iterates.
  */
 export class LinkedList<T> {
   #first: Link<T> | undefined;
+  #last: Link<T> | undefined;
   #size = 0;
 
   get size(): number {
     return this.#size;
   }
 
-  /** Adds `value`; the link it returns removes it. */
+  /** Adds `value` at the end; the link it returns removes it. */
   add(value: T): Link<T> {
-    const link = new Link(value);
-    link.next = this.#first;
-    if (this.#first) this.#first.prev = link;
-    this.#first = link;
+    const link = new Link(this, value);
+    link.prev = this.#last;
+    if (this.#last) this.#last.next = link;
+    else this.#first = link;
+    this.#last = link;
     this.#size++;
     return link;
   }
 
-  /** Removes `link`; false if it was removed already. */
+  /** Removes `link`; false if it was removed already. Throws for another list's link. */
   remove(link: Link<T>): boolean {
+    if (link.list !== this) throw new TypeError("the link belongs to another list");
     if (!link.linked) return false;
     link.linked = false;
     if (link.prev) link.prev.next = link.next;
     else this.#first = link.next;
     if (link.next) link.next.prev = link.prev;
+    else this.#last = link.prev;
     link.prev = link.next = undefined;
     this.#size--;
     return true;
   }
 
-  /** The values now in the list, newest first: a copy, safe to change the list while reading. */
+  /** The values now in the list, oldest first: a copy, safe to change the list while reading. */
   values(): T[] {
     const values: T[] = [];
     for (let link = this.#first; link; link = link.next) values.push(link.value);

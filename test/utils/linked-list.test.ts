@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import { LinkedList } from "../../src/utils/linked-list.js";
 
 describe("LinkedList", () => {
-  it("should hold what was added, newest first, and count it", () => {
+  it("should hold what was added, oldest first, and count it", () => {
     const list = new LinkedList<string>();
     expect(list.size).toBe(0);
     expect(list.values()).toEqual([]);
@@ -10,24 +10,24 @@ describe("LinkedList", () => {
     list.add("b");
     list.add("c");
     expect(list.size).toBe(3);
-    expect(list.values()).toEqual(["c", "b", "a"]);
+    expect(list.values()).toEqual(["a", "b", "c"]);
   });
 
   it("should remove entries in any order, each once", () => {
     const list = new LinkedList<number>();
     const links = [1, 2, 3, 4].map((value) => list.add(value));
     expect(list.remove(links[1]!)).toBe(true);
-    expect(list.values()).toEqual([4, 3, 1]);
-    expect(list.remove(links[3]!)).toBe(true); // the first
-    expect(list.remove(links[0]!)).toBe(true); // the last
+    expect(list.values()).toEqual([1, 3, 4]);
+    expect(list.remove(links[0]!)).toBe(true); // the first
+    expect(list.remove(links[3]!)).toBe(true); // the last
     expect(list.values()).toEqual([3]);
     expect(list.remove(links[1]!)).toBe(false);
     expect(list.size).toBe(1);
-    expect(list.remove(links[2]!)).toBe(true);
-    expect(list.size).toBe(0);
-    expect(list.values()).toEqual([]);
     list.add(5);
+    expect(list.values()).toEqual([3, 5]);
+    expect(list.remove(links[2]!)).toBe(true);
     expect(list.values()).toEqual([5]);
+    expect(list.size).toBe(1);
   });
 
   it("should give a copy of its values, safe to change the list while reading it", () => {
@@ -38,7 +38,19 @@ describe("LinkedList", () => {
       seen.push(value);
       list.remove(links[value - 1]!);
     }
-    expect(seen).toEqual([3, 2, 1]);
+    expect(seen).toEqual([1, 2, 3]);
     expect(list.size).toBe(0);
+    expect(list.values()).toEqual([]);
+  });
+
+  it("should refuse a link of another list, and leave both lists as they were", () => {
+    const one = new LinkedList<number>();
+    const other = new LinkedList<number>();
+    one.add(1);
+    const foreign = one.add(2);
+    other.add(3);
+    expect(() => other.remove(foreign)).toThrow(TypeError);
+    expect(one.values()).toEqual([1, 2]);
+    expect(other.values()).toEqual([3]);
   });
 });
