@@ -1,10 +1,11 @@
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import { connect } from "node:net";
+import express from "express";
 import { describe, expect, it } from "vitest";
 import { toNodeHandler } from "../../src/adapters/node.js";
 import { createMcpHandler, McpServer } from "../../src/index.js";
-import { modernHeaders, modernMeta } from "../helpers/modern.js";
+import { call, modernHeaders, modernMeta, viaUrl } from "../helpers/modern.js";
 
 describe("toNodeHandler", () => {
   it("should read a body that starts with a UTF-8 byte-order mark, as fetch's reader does", async () => {
@@ -32,6 +33,43 @@ describe("toNodeHandler", () => {
         id: 1,
         result: { content: [{ text: "read" }] },
       });
+    } finally {
+      await mcp.close();
+      http.closeAllConnections();
+      http.close();
+    }
+  });
+
+  it("should serve /mcp ahead of an Express app on one server, the app's routes untouched", async () => {
+    const server = new McpServer({ name: "ahead", version: "1.0.0" });
+    server.tool({ name: "echo", input: { type: "object" } }, () => "from mcp");
+    const mcp = createMcpHandler(server, { secret: "s" });
+    const app = express();
+    app.get("/health", (_req, res) => {
+      res.send("ok");
+    });
+    // Express must never see the endpoint: it would answer 418.
+    app.use("/mcp", (_req, res) => {
+      res.status(418).end();
+    });
+    // The README's recipe, where Express's per-request cost is not wanted on the endpoint.
+    const mcpHandler = toNodeHandler(mcp);
+    const http = createServer((req, res) =>
+      req.url === "/mcp" || req.url?.startsWith("/mcp?") ? mcpHandler(req, res) : app(req, res),
+    );
+    await new Promise<void>((resolve) => http.listen(0, "127.0.0.1", resolve));
+    try {
+      const origin = `http://127.0.0.1:${(http.address() as AddressInfo).port}`;
+      for (const path of ["/mcp", "/mcp?from=test"]) {
+        const { result } = await call(viaUrl(`${origin}${path}`), "tools/call", {
+          name: "echo",
+          arguments: {},
+        });
+        expect(result.content).toEqual([{ type: "text", text: "from mcp" }]);
+      }
+      const health = await fetch(`${origin}/health`);
+      expect(await health.text()).toBe("ok");
+      expect((await fetch(`${origin}/mcp/deeper`)).status).toBe(418);
     } finally {
       await mcp.close();
       http.closeAllConnections();
