@@ -52,10 +52,11 @@ export async function runTool(
     return toolError(`Tool ${tool.options.name} failed: ${message}`);
   }
   if (tool.output && !result.isError) {
-    const checked =
+    const validation =
       result.structuredContent === undefined
         ? { ok: false as const, message: "no structured content" }
-        : await tool.output.validate(result.structuredContent);
+        : tool.output.validate(result.structuredContent);
+    const checked = isThenable(validation) ? await validation : validation;
     if (!checked.ok) {
       const error = new Error(
         `Tool ${tool.options.name} returned invalid structured content: ${checked.message}`,

@@ -48,6 +48,16 @@ function answersServer(): McpServer {
       (args) => `standard ${(args as { text: string }).text}`,
     );
   }
+  // Output checked against a JSON Schema (at once) and a Standard Schema (later).
+  for (const [kind, output] of [
+    ["json", TEXT],
+    ["standard", standard("later")],
+  ] as const) {
+    server.tool({ name: `output-${kind}`, input: { type: "object" }, output }, (args) => ({
+      content: [],
+      structuredContent: (args as { give?: unknown }).give as Record<string, unknown>,
+    }));
+  }
   return server;
 }
 
@@ -96,6 +106,19 @@ describe.each(TRANSPORTS)("runTool through %s", (transport) => {
     const broken = await callTool("standard-throws", { text: "x" });
     expect(broken.error?.code).toBe(-32603);
     expect(errors).toEqual([expect.objectContaining({ message: "the validator broke" })]);
+  });
+
+  it("should check structured content against the output schema, at once or later", async () => {
+    for (const kind of ["json", "standard"]) {
+      const ok = await callTool(`output-${kind}`, { give: { text: "x" } });
+      expect(ok.result.isError).toBeUndefined();
+      expect(ok.result.structuredContent).toEqual({ text: "x" });
+      for (const give of [{ text: 1 }, undefined]) {
+        const bad = await callTool(`output-${kind}`, { give });
+        expect(bad.result.isError).toBe(true);
+        expect(textOf(bad.result)).toMatch(/returned invalid structured content/);
+      }
+    }
   });
 
   it("should answer an unknown tool with a JSON-RPC error, not an isError result", async () => {
