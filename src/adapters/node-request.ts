@@ -3,7 +3,7 @@ import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from "node:
 import type { Socket } from "node:net";
 import type { BodyResult, McpHttpRequest } from "../http/types.js";
 import { LazyAbort } from "../utils/lazy-abort.js";
-import { LinkedList } from "../utils/linked-list.js";
+import { type Link, LinkedList } from "../utils/linked-list.js";
 
 type NodeRequest = IncomingMessage & { body?: unknown; _body?: boolean; originalUrl?: string };
 
@@ -40,6 +40,8 @@ export class NodeHttpRequest implements McpHttpRequest {
   readonly #headers: IncomingHttpHeaders;
   readonly #socket: Socket;
   readonly #abort = new LazyAbort();
+  /** This request on its connection's list of unanswered ones, while it watches the connection. */
+  #watch: Link<NodeHttpRequest> | undefined;
 
   constructor(req: IncomingMessage, context?: () => unknown) {
     this.#req = req as NodeRequest;
@@ -52,14 +54,29 @@ export class NodeHttpRequest implements McpHttpRequest {
     this.remoteAddress = this.#socket.remoteAddress;
   }
 
-  /** The connection the request came on. */
-  get socket(): Socket {
-    return this.#socket;
-  }
-
   /** The client left before the answer was written. */
   disconnected(): void {
     this.#abort.abort(new Error("client disconnected"));
+  }
+
+  /**
+   * Tells this request if its connection closes, until {@link unwatch}: one "close" listener per
+   * connection, not one per request on `res`. Under Express, which gives `res` a new prototype on
+   * every request, adding and firing a listener there costs more than the rest of the adapter;
+   * and a response Node queues behind a pipelined one has no socket, so emits no "close" at all.
+   */
+  watchConnection(): void {
+    const socket = this.#socket;
+    if (socket.destroyed) this.disconnected();
+    else this.#watch = unansweredOn(socket).add(this);
+  }
+
+  /** Stops watching the connection (the answer is known, or its stream has ended). */
+  unwatch(): void {
+    const link = this.#watch;
+    if (link === undefined) return;
+    this.#watch = undefined;
+    link.list.remove(link);
   }
 
   get url(): string {
@@ -142,35 +159,17 @@ export function fromNodeRequest(
   const request = new NodeHttpRequest(req, context);
   // A response queued behind a pipelined one emits no "close" when the client leaves: the
   // connection tells it, until its own response closes.
-  const unwatch = watchConnection(request);
+  request.watchConnection();
   // "close" comes once: on() spares once()'s wrapper.
   res.on("close", () => {
-    unwatch();
+    request.unwatch();
     if (!res.writableFinished) request.disconnected();
   });
   return request;
 }
 
-/** Per connection, its requests whose answer is not known yet. */
+/** Per connection, its requests not answered yet, and streams queued behind a pipelined response. */
 const unanswered = new WeakMap<Socket, LinkedList<NodeHttpRequest>>();
-
-/**
- * Tells `request` if its connection closes before the returned function is called (by
- * toNodeHandler once it has the answer). One "close" listener per connection, not one per
- * request on `res`: under Express, which gives `res` a new prototype on every request, adding and
- * firing a listener there costs more than the rest of the adapter. Once the answer is known, what
- * is still running watches on its own (an SSE stream, a streamed body: see writeNodeResponse).
- */
-export function watchConnection(request: NodeHttpRequest): () => void {
-  const socket = request.socket;
-  if (socket.destroyed) {
-    request.disconnected();
-    return () => {};
-  }
-  const open = unansweredOn(socket);
-  const link = open.add(request);
-  return () => open.remove(link);
-}
 
 /** The requests unanswered on `socket`, each told when it closes. */
 function unansweredOn(socket: Socket): LinkedList<NodeHttpRequest> {

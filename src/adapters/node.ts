@@ -1,9 +1,9 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { McpHandler } from "../http/handler.js";
 import { MAX_BUFFERED, type SseStream, type SseTarget } from "../http/sse.js";
-import type { McpHttpResponse } from "../http/types.js";
+import type { McpHttpRequest, McpHttpResponse } from "../http/types.js";
 import { respondAndDrain } from "./node-drain.js";
-import { NodeHttpRequest, watchConnection } from "./node-request.js";
+import { NodeHttpRequest } from "./node-request.js";
 
 export { fromNodeRequest } from "./node-request.js";
 
@@ -46,8 +46,20 @@ class NodeSseTarget implements SseTarget {
   }
 }
 
+/**
+ * What tells a streamed response its client has left when `res` cannot: Node queues a response
+ * behind a pipelined one with no socket, and it emits no "close" if the connection closes first.
+ * The request {@link fromNodeRequest} made is one.
+ */
+export type ClientWatch = Pick<McpHttpRequest, "onAbort">;
+
 /** Streams an SSE response straight to `res`; the stream ends when either side closes. */
-function writeSse(res: ServerResponse, response: McpHttpResponse, sse: SseStream): void {
+function writeSse(
+  res: ServerResponse,
+  response: McpHttpResponse,
+  sse: SseStream,
+  client: ClientWatch | undefined,
+): void {
   // The client may have left while the handler ran: the stream must still be told.
   if (res.destroyed) {
     sse.cancel();
@@ -55,7 +67,10 @@ function writeSse(res: ServerResponse, response: McpHttpResponse, sse: SseStream
   }
   res.writeHead(response.status, response.headers);
   res.flushHeaders();
-  res.once("close", () => sse.cancel());
+  const cancel = () => sse.cancel();
+  // "close" comes once: on() spares once()'s wrapper, a stream's for as long as it is open.
+  res.on("close", cancel);
+  client?.onAbort?.(cancel);
   sse.attach(new NodeSseTarget(res));
 }
 
@@ -70,14 +85,25 @@ function sized(response: McpHttpResponse, body: string): Record<string, string> 
   return headers;
 }
 
-/** Writes a transport-neutral response, honouring backpressure on streamed bodies. */
+/** Whether `response` is written as a stream; an SSE stream's body is not built to tell. */
+function isStreamed(response: McpHttpResponse): boolean {
+  return (
+    response.sse !== undefined || (response.body !== null && typeof response.body !== "string")
+  );
+}
+
+/**
+ * Writes a transport-neutral response, honouring backpressure on streamed bodies. `client`, if
+ * given, also ends a streamed one when its client leaves (see {@link ClientWatch}).
+ */
 export async function writeNodeResponse(
   res: ServerResponse,
   response: McpHttpResponse,
+  client?: ClientWatch,
 ): Promise<void> {
   // Before reading body, which would make the stream's ReadableStream.
   if (response.sse?.attachable) {
-    writeSse(res, response, response.sse);
+    writeSse(res, response, response.sse, client);
     return;
   }
   const { body } = response;
@@ -98,6 +124,7 @@ export async function writeNodeResponse(
   res.writeHead(response.status, response.headers);
   res.flushHeaders();
   res.once("close", cancel);
+  client?.onAbort?.(cancel);
   try {
     for (;;) {
       const { done, value } = await reader.read();
@@ -144,13 +171,23 @@ export function toNodeHandler<App = unknown>(
   const { context } = options;
   return async (req, res) => {
     const request = new NodeHttpRequest(req, context && (() => context(req, res)));
-    const unwatch = watchConnection(request);
+    request.watchConnection();
     let response: McpHttpResponse;
     try {
       response = await mcp.handle(request);
-    } finally {
-      unwatch();
+    } catch (error) {
+      request.unwatch();
+      throw error;
     }
+    // A stream (SSE, or a body read piece by piece) queued behind a pipelined response has no
+    // socket yet, and emits no "close" if the client leaves first: it stays on the connection's
+    // watch until it closes.
+    if (isStreamed(response) && res.socket === null) {
+      // "close" comes once: on() spares once()'s wrapper.
+      res.on("close", () => request.unwatch());
+      return writeNodeResponse(res, response, request);
+    }
+    request.unwatch();
     // A refused body is still arriving: answer without resetting the connection under it.
     if (response.status === 413 || (response.headers.connection === "close" && !req.readableEnded))
       return respondAndDrain(req, res, response);

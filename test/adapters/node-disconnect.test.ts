@@ -4,15 +4,22 @@ import { type AddressInfo, connect, type Socket } from "node:net";
 import express from "express";
 import { afterEach, describe, expect, it } from "vitest";
 import { toExpress } from "../../src/adapters/express.js";
-import { toNodeHandler } from "../../src/adapters/node.js";
-import { createMcpHandler, type McpHandler, McpServer } from "../../src/index.js";
-import { modernHeaders, modernMeta } from "../helpers/modern.js";
+import { fromNodeRequest, toNodeHandler, writeNodeResponse } from "../../src/adapters/node.js";
+import {
+  createMcpHandler,
+  type McpHandler,
+  type McpHandlerOptions,
+  McpServer,
+} from "../../src/index.js";
+import { legacyHeaders, openSession } from "../helpers/legacy.js";
+import { modernHeaders, modernMeta, viaUrl } from "../helpers/modern.js";
 import { assertModernMessage } from "../helpers/spec.js";
 
 // The Node adapters tell a request its client has left through the connection, not through a
-// listener on every response (see watchConnection in src/adapters/node-request.ts): a client that leaves
-// mid-call aborts that call, one that leaves mid-body ends the read, and calls already answered
-// on a kept-alive connection are not aborted when it closes later.
+// listener on every response (see NodeHttpRequest.watchConnection in src/adapters/node-request.ts):
+// a client that leaves mid-call aborts that call, one that leaves mid-body ends the read, calls
+// already answered on a kept-alive connection are not aborted when it closes later, and a stream
+// Node queued behind a pipelined response (no socket, so no "close") still ends when it closes.
 
 interface Probe {
   /** Each `wait` call's signal, in the order they started. */
@@ -36,6 +43,13 @@ function createWaitingServer(probe: Probe): McpServer {
       return "aborted";
     },
   );
+  // Sends a progress notification first, so its answer is an SSE stream, then waits to be aborted.
+  server.tool({ name: "stream" }, async (_args, ctx) => {
+    probe.signals.push(ctx.signal);
+    await ctx.progress(1);
+    await new Promise<void>((resolve) => ctx.signal.addEventListener("abort", () => resolve()));
+    return "aborted";
+  });
   return server;
 }
 
@@ -47,6 +61,13 @@ const HOSTS = {
       void handle(req, res);
     };
   },
+  // The public pieces composed by hand, as a host with its own routing would.
+  fromNodeRequest:
+    (mcp: McpHandler, probe: Probe) => (req: IncomingMessage, res: ServerResponse) => {
+      probe.started++;
+      const request = fromNodeRequest(req, res);
+      void mcp.handle(request).then((response) => writeNodeResponse(res, response, request));
+    },
   express: (mcp: McpHandler, probe: Probe) => {
     const handle = toExpress(mcp);
     return express().use("/mcp", (req, res, next) => {
@@ -71,17 +92,39 @@ function counted(mcp: McpHandler, probe: Probe): McpHandler {
 
 const POLL = { timeout: 5_000 };
 
+/** A raw HTTP/1.1 POST of one modern request, for a keep-alive (or pipelining) connection. */
+function rawPost(headers: Record<string, string>, message: Record<string, unknown>): string {
+  const body = JSON.stringify(message);
+  const lines = Object.entries(headers)
+    .map(([name, value]) => `${name}: ${value}\r\n`)
+    .join("");
+  return `POST /mcp HTTP/1.1\r\nhost: 127.0.0.1\r\n${lines}content-length: ${Buffer.byteLength(body)}\r\n\r\n${body}`;
+}
+
 function rawCall(id: number, quick: boolean): string {
-  const body = JSON.stringify({
+  return rawPost(modernHeaders("tools/call", "wait"), {
     jsonrpc: "2.0",
     id,
     method: "tools/call",
     params: { name: "wait", arguments: { quick }, _meta: modernMeta() },
   });
-  const headers = Object.entries(modernHeaders("tools/call", "wait"))
-    .map(([name, value]) => `${name}: ${value}\r\n`)
-    .join("");
-  return `POST /mcp HTTP/1.1\r\nhost: 127.0.0.1\r\n${headers}content-length: ${Buffer.byteLength(body)}\r\n\r\n${body}`;
+}
+
+/** A call of the "stream" tool, asking for progress: answered with an SSE stream. */
+function rawStreamingCall(id: number): string {
+  return rawPost(modernHeaders("tools/call", "stream"), {
+    jsonrpc: "2.0",
+    id,
+    method: "tools/call",
+    params: { name: "stream", arguments: {}, _meta: modernMeta({}, { progressToken: id }) },
+  });
+}
+
+const LISTEN = { jsonrpc: "2.0", method: "subscriptions/listen" };
+const LISTEN_PARAMS = { notifications: { toolsListChanged: true }, _meta: modernMeta() };
+
+function rawListen(id: number): string {
+  return rawPost(modernHeaders("subscriptions/listen"), { ...LISTEN, id, params: LISTEN_PARAMS });
 }
 
 /** Reads answers off a raw keep-alive connection, one JSON body at a time. */
@@ -127,8 +170,8 @@ describe.each(Object.keys(HOSTS) as (keyof typeof HOSTS)[])("a client leaving (%
   let server: Server | undefined;
   let mcp: McpHandler | undefined;
 
-  async function start(probe: Probe): Promise<number> {
-    mcp = counted(createMcpHandler(createWaitingServer(probe)), probe);
+  async function start(probe: Probe, options: McpHandlerOptions = {}): Promise<number> {
+    mcp = counted(createMcpHandler(createWaitingServer(probe), options), probe);
     server = createServer(HOSTS[host](mcp, probe));
     await new Promise<void>((resolve) => server!.listen(0, "127.0.0.1", resolve));
     return (server.address() as AddressInfo).port;
@@ -193,4 +236,65 @@ describe.each(Object.keys(HOSTS) as (keyof typeof HOSTS)[])("a client leaving (%
     expect(message).toMatchObject({ id: 2, result: { content: [{ text: "quick" }] } });
     await next.close();
   });
+
+  // A pipelining client's second request is handled at once, but its response waits in Node's
+  // queue for the first to end, with no socket: it never emits "close". Its stream must still
+  // end when the connection does, or it runs (and holds its stream slot) for good.
+  it("should cancel a streamed answer queued behind a pipelined request when the connection closes", async () => {
+    const probe: Probe = { signals: [], started: 0, settled: 0 };
+    const connection = new Connection(await start(probe));
+    connection.socket.write(rawCall(1, false) + rawStreamingCall(2));
+    await expect.poll(() => probe.signals.length, POLL).toBe(2);
+    // The second has its answer (an SSE stream, queued); the first is still running.
+    await expect.poll(() => probe.settled, POLL).toBe(1);
+    await connection.close();
+    await expect
+      .poll(() => probe.signals.map((signal) => signal.aborted), POLL)
+      .toEqual([true, true]);
+    await expect.poll(() => probe.settled, POLL).toBe(2);
+  });
+
+  it("should give back the stream slot of a listen queued behind a pipelined request when the connection closes", async () => {
+    const probe: Probe = { signals: [], started: 0, settled: 0 };
+    const port = await start(probe, { maxStreams: 1 });
+    const connection = new Connection(port);
+    connection.socket.write(rawCall(1, false) + rawListen(2));
+    await expect.poll(() => probe.settled, POLL).toBe(1);
+    // The queued listen holds the only slot.
+    const refused = await listenStatus(port);
+    expect(refused).not.toBe(200);
+    await connection.close();
+    await expect.poll(() => listenStatus(port), POLL).toBe(200);
+  });
+
+  it("should give back the stream slot of a legacy GET stream queued behind a pipelined request when the connection closes", async () => {
+    const probe: Probe = { signals: [], started: 0, settled: 0 };
+    const port = await start(probe, { maxStreams: 1 });
+    const sessionId = await openSession(viaUrl(`http://127.0.0.1:${port}/mcp`));
+    const settledBefore = probe.settled;
+    const connection = new Connection(port);
+    const lines = Object.entries({ ...legacyHeaders(sessionId), accept: "text/event-stream" })
+      .map(([name, value]) => `${name}: ${value}\r\n`)
+      .join("");
+    connection.socket.write(
+      `${rawCall(1, false)}GET /mcp HTTP/1.1\r\nhost: 127.0.0.1\r\n${lines}\r\n`,
+    );
+    await expect.poll(() => probe.settled - settledBefore, POLL).toBe(1);
+    expect(await listenStatus(port)).not.toBe(200);
+    await connection.close();
+    await expect.poll(() => listenStatus(port), POLL).toBe(200);
+  });
 });
+
+/** The status a new listen on its own connection gets; the stream is closed at once. */
+async function listenStatus(port: number): Promise<number> {
+  const controller = new AbortController();
+  const response = await fetch(`http://127.0.0.1:${port}/mcp`, {
+    method: "POST",
+    headers: modernHeaders("subscriptions/listen"),
+    body: JSON.stringify({ ...LISTEN, id: 9, params: LISTEN_PARAMS }),
+    signal: controller.signal,
+  });
+  controller.abort();
+  return response.status;
+}
