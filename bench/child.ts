@@ -16,6 +16,14 @@ export interface RunningServer {
 }
 
 const TSX = import.meta.resolve("tsx");
+
+/**
+ * Node flags for the server processes only (BENCH_SERVER_FLAGS, space-separated), e.g.
+ * `--trace-gc-nvp` to see each server's garbage collections apart from the load generator's.
+ */
+function serverFlags(): string[] {
+  return (process.env.BENCH_SERVER_FLAGS ?? "").split(" ").filter((flag) => flag !== "");
+}
 const START_TIMEOUT_MS = 30_000;
 
 /** Starts `contender` in a child process and resolves once it listens on loopback. */
@@ -25,7 +33,7 @@ export async function startServer(
 ): Promise<RunningServer> {
   const profile = options.cpuProfDir ? ["--cpu-prof", `--cpu-prof-dir=${options.cpuProfDir}`] : [];
   const child = fork(contender.entry, [], {
-    execArgv: ["--import", TSX, ...profile],
+    execArgv: ["--import", TSX, ...profile, ...serverFlags()],
     env: { ...process.env, NODE_ENV: "production" },
     stdio: ["ignore", "inherit", "inherit", "ipc"],
   });

@@ -9,6 +9,7 @@ export const CONTENDER_IDS = [
   "tmcp",
   "mcp-mount",
   "mcp-mount-express",
+  "express-adapter",
   "mcp-mount-legacy",
   "sdk-v1",
 ] as const;
@@ -69,6 +70,12 @@ export const CONTENDERS: Record<ContenderId, Contender> = {
     id: "mcp-mount-express",
     label: "mcp-mount on Express",
     entry: entry("mcp-mount-express.ts"),
+    workload: modernWorkload,
+  },
+  "express-adapter": {
+    id: "express-adapter",
+    label: "Express adapter, canned answer",
+    entry: entry("express-adapter.ts"),
     workload: modernWorkload,
   },
   "mcp-mount-legacy": {

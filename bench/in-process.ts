@@ -11,7 +11,7 @@ import { shallowCopy } from "../src/utils/shallow-copy.js";
 import { positive } from "./config.js";
 import { fixed } from "./report.js";
 import { MCP_PATH, REQUEST_HEADERS, rawRequest, requestBody } from "./request.js";
-import { cannedBody, cannedListener } from "./servers/canned.js";
+import { cannedListener, cannedMcp } from "./servers/canned.js";
 import { createEchoServer } from "./servers/echo-server.js";
 import { median } from "./stats.js";
 
@@ -74,15 +74,6 @@ const handleCall = async (i: number) => {
 
 // 2. Listeners on real sockets.
 const node = toNodeHandler(mcp);
-/** A handler that reads the body through the adapter and answers canned: the adapter's cost alone. */
-const cannedMcp = {
-  async handle(req: McpHttpRequest) {
-    const body = await req.body(4 * 1024 * 1024);
-    if (body.kind !== "text") throw new Error(`body: ${body.kind}`);
-    const { id } = JSON.parse(body.text) as { id: unknown };
-    return { status: 200, headers: { "content-type": "application/json" }, body: cannedBody(id) };
-  },
-} as unknown as typeof mcp;
 const adapterOnly = toNodeHandler(cannedMcp);
 
 /**

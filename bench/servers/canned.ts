@@ -1,7 +1,8 @@
 import type { RequestListener, ServerResponse } from "node:http";
+import type { McpHandler, McpHttpRequest } from "mcp-mount";
 
 // The ceilings' answer: the echo tools/call result with the request's id, canned, sized, and no
-// MCP machinery at all (bare.ts, bare-express.ts, in-process.ts).
+// MCP machinery at all (bare.ts, bare-express.ts, express-adapter.ts, in-process.ts).
 const PREFIX = '{"jsonrpc":"2.0","id":';
 const SUFFIX = ',"result":{"content":[{"type":"text","text":"hello"}],"resultType":"complete"}}';
 
@@ -28,3 +29,16 @@ export const cannedListener: RequestListener = (req, res) => {
     answerCanned(res, (JSON.parse(Buffer.concat(chunks).toString("utf8")) as { id: unknown }).id);
   });
 };
+
+/**
+ * In place of `createMcpHandler(...)`: reads the body through the adapter's request and answers
+ * canned, so an adapter mounted on it costs its own work and no more.
+ */
+export const cannedMcp = {
+  async handle(req: McpHttpRequest) {
+    const body = await req.body(4 * 1024 * 1024);
+    if (body.kind !== "text") throw new Error(`body: ${body.kind}`);
+    const { id } = JSON.parse(body.text) as { id: unknown };
+    return { status: 200, headers: { "content-type": "application/json" }, body: cannedBody(id) };
+  },
+} as unknown as McpHandler;
