@@ -150,7 +150,11 @@ export class NodeHttpRequest implements McpHttpRequest {
   }
 }
 
-/** Wraps a Node request once; its signal aborts when the client leaves before the response ends. */
+/**
+ * Wraps a Node request once; its signal aborts when the client leaves before the response ends.
+ * Pass it on to `writeNodeResponse(res, response, request)`, so that a stream Node holds queued
+ * behind a pipelined response still ends when the client leaves.
+ */
 export function fromNodeRequest(
   req: IncomingMessage,
   res: ServerResponse,

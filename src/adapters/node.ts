@@ -47,18 +47,23 @@ class NodeSseTarget implements SseTarget {
 }
 
 /**
- * What tells a streamed response its client has left when `res` cannot: Node queues a response
- * behind a pipelined one with no socket, and it emits no "close" if the connection closes first.
- * The request {@link fromNodeRequest} made is one.
+ * Runs `listener` once the client of `request` has left. `res` cannot always tell: Node queues a
+ * response behind a pipelined one with no socket, and it emits no "close" if the connection
+ * closes first.
  */
-export type ClientWatch = Pick<McpHttpRequest, "onAbort">;
+function whenGone(request: McpHttpRequest | undefined, listener: () => void): void {
+  if (request === undefined) return;
+  if (request.onAbort) request.onAbort(listener);
+  else if (request.signal.aborted) listener();
+  else request.signal.addEventListener("abort", listener, { once: true });
+}
 
 /** Streams an SSE response straight to `res`; the stream ends when either side closes. */
 function writeSse(
   res: ServerResponse,
   response: McpHttpResponse,
   sse: SseStream,
-  client: ClientWatch | undefined,
+  request: McpHttpRequest | undefined,
 ): void {
   // The client may have left while the handler ran: the stream must still be told.
   if (res.destroyed) {
@@ -70,7 +75,7 @@ function writeSse(
   const cancel = () => sse.cancel();
   // "close" comes once: on() spares once()'s wrapper, a stream's for as long as it is open.
   res.on("close", cancel);
-  client?.onAbort?.(cancel);
+  whenGone(request, cancel);
   sse.attach(new NodeSseTarget(res));
 }
 
@@ -93,17 +98,18 @@ function isStreamed(response: McpHttpResponse): boolean {
 }
 
 /**
- * Writes a transport-neutral response, honouring backpressure on streamed bodies. `client`, if
- * given, also ends a streamed one when its client leaves (see {@link ClientWatch}).
+ * Writes a transport-neutral response, honouring backpressure on streamed bodies. Given the
+ * request it answers (the one {@link fromNodeRequest} made), a streamed response also ends when
+ * the client leaves while Node holds it queued behind a pipelined one.
  */
 export async function writeNodeResponse(
   res: ServerResponse,
   response: McpHttpResponse,
-  client?: ClientWatch,
+  request?: McpHttpRequest,
 ): Promise<void> {
   // Before reading body, which would make the stream's ReadableStream.
   if (response.sse?.attachable) {
-    writeSse(res, response, response.sse, client);
+    writeSse(res, response, response.sse, request);
     return;
   }
   const { body } = response;
@@ -114,7 +120,13 @@ export async function writeNodeResponse(
     return;
   }
   const reader = body.getReader();
-  const cancel = () => void reader.cancel().catch(() => {});
+  // A write waiting for "drain" on a response that never gets a socket waits for good: the
+  // cancel wakes it.
+  let wake: (() => void) | undefined;
+  const cancel = () => {
+    reader.cancel().catch(() => {});
+    wake?.();
+  };
   // The client may have left while the handler ran: "close" fired already, and a stream nobody
   // reads must still be cancelled, or whatever it holds (a stream slot) is never given back.
   if (res.destroyed) {
@@ -124,7 +136,7 @@ export async function writeNodeResponse(
   res.writeHead(response.status, response.headers);
   res.flushHeaders();
   res.once("close", cancel);
-  client?.onAbort?.(cancel);
+  whenGone(request, cancel);
   try {
     for (;;) {
       const { done, value } = await reader.read();
@@ -132,9 +144,11 @@ export async function writeNodeResponse(
       if (!res.write(value)) {
         await new Promise<void>((resolve) => {
           const settle = () => {
+            wake = undefined;
             res.off("drain", settle).off("close", settle);
             resolve();
           };
+          wake = settle;
           res.once("drain", settle).once("close", settle);
         });
       }

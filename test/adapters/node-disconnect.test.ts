@@ -9,6 +9,7 @@ import {
   createMcpHandler,
   type McpHandler,
   type McpHandlerOptions,
+  type McpHttpRequest,
   McpServer,
 } from "../../src/index.js";
 import { legacyHeaders, openSession } from "../helpers/legacy.js";
@@ -298,3 +299,88 @@ async function listenStatus(port: number): Promise<number> {
   controller.abort();
   return response.status;
 }
+
+// A streamed body (what a legacy POST answered with SSE returns) queued behind a pipelined
+// response: a handler that answers the first request only once its client leaves, and the
+// second with a stream that stays open, empty or with more than Node buffers before "drain".
+interface BodyProbe {
+  handled: number;
+  cancelled: number;
+  /** Responses the host finished writing (or gave up on). */
+  written: number;
+}
+
+function streamingStub(probe: BodyProbe, size: number): McpHandler {
+  return {
+    async handle(request: McpHttpRequest) {
+      const body = await request.body(1 << 20);
+      const { id } = JSON.parse(body.kind === "text" ? body.text : "{}") as { id: number };
+      probe.handled++;
+      if (id === 1) {
+        await new Promise<void>((resolve) => request.onAbort!(resolve));
+        return { status: 200, headers: { "content-type": "application/json" }, body: "{}" };
+      }
+      const stream = new ReadableStream<Uint8Array>({
+        start(controller) {
+          if (size > 0) controller.enqueue(new Uint8Array(size));
+        },
+        cancel() {
+          probe.cancelled++;
+        },
+      });
+      return { status: 200, headers: { "content-type": "text/event-stream" }, body: stream };
+    },
+  } as unknown as McpHandler;
+}
+
+const BODY_HOSTS = {
+  node: (mcp: McpHandler, probe: BodyProbe) => {
+    const handle = toNodeHandler(mcp);
+    return (req: IncomingMessage, res: ServerResponse) =>
+      void handle(req, res).then(() => probe.written++);
+  },
+  fromNodeRequest: (mcp: McpHandler, probe: BodyProbe) => {
+    return (req: IncomingMessage, res: ServerResponse) => {
+      const request = fromNodeRequest(req, res);
+      void mcp
+        .handle(request)
+        .then((response) => writeNodeResponse(res, response, request))
+        .then(() => probe.written++);
+    };
+  },
+};
+
+describe.each(Object.keys(BODY_HOSTS) as (keyof typeof BODY_HOSTS)[])(
+  "a streamed body queued behind a pipelined response (%s)",
+  (host) => {
+    let server: Server | undefined;
+
+    afterEach(async () => {
+      server?.closeAllConnections();
+      await new Promise<void>((resolve) => (server ? server.close(() => resolve()) : resolve()));
+      server = undefined;
+    });
+
+    it.each([
+      ["nothing written yet", 0],
+      ["64 KB waiting for drain", 64 * 1024],
+    ])("should be cancelled and written off when the connection closes, %s", async (_, size) => {
+      const probe: BodyProbe = { handled: 0, cancelled: 0, written: 0 };
+      server = createServer(BODY_HOSTS[host](streamingStub(probe, size), probe));
+      await new Promise<void>((resolve) => server!.listen(0, "127.0.0.1", resolve));
+      const connection = new Connection((server.address() as AddressInfo).port);
+      const call = (id: number) =>
+        rawPost(modernHeaders("tools/call", "stream"), {
+          jsonrpc: "2.0",
+          id,
+          method: "tools/call",
+          params: { name: "stream", arguments: {}, _meta: modernMeta() },
+        });
+      connection.socket.write(call(1) + call(2));
+      await expect.poll(() => probe.handled, POLL).toBe(2);
+      await connection.close();
+      await expect.poll(() => probe.cancelled, POLL).toBe(1);
+      await expect.poll(() => probe.written, POLL).toBe(2);
+    });
+  },
+);
