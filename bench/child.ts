@@ -17,6 +17,8 @@ export interface RunningServer {
 
 const TSX = import.meta.resolve("tsx");
 
+const START_TIMEOUT_MS = 30_000;
+
 /**
  * Node flags for the server processes only (BENCH_SERVER_FLAGS, space-separated), e.g.
  * `--trace-gc-nvp` to see each server's garbage collections apart from the load generator's.
@@ -24,7 +26,6 @@ const TSX = import.meta.resolve("tsx");
 function serverFlags(): string[] {
   return (process.env.BENCH_SERVER_FLAGS ?? "").split(" ").filter((flag) => flag !== "");
 }
-const START_TIMEOUT_MS = 30_000;
 
 /** Starts `contender` in a child process and resolves once it listens on loopback. */
 export async function startServer(

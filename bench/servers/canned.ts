@@ -37,8 +37,9 @@ export const cannedListener: RequestListener = (req, res) => {
 export const cannedMcp = {
   async handle(req: McpHttpRequest) {
     const body = await req.body(4 * 1024 * 1024);
-    if (body.kind !== "text") throw new Error(`body: ${body.kind}`);
-    const { id } = JSON.parse(body.text) as { id: unknown };
+    // Parsed already when express.json() ran first (BENCH_EXPRESS_JSON=1).
+    if (body.kind !== "text" && body.kind !== "parsed") throw new Error(`body: ${body.kind}`);
+    const { id } = (body.kind === "text" ? JSON.parse(body.text) : body.value) as { id: unknown };
     return { status: 200, headers: { "content-type": "application/json" }, body: cannedBody(id) };
   },
 } as unknown as McpHandler;
