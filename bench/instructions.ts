@@ -13,8 +13,10 @@ import type { ReadyMessage } from "./servers/serve.js";
 
 // Instructions per request of each server, counted by Valgrind's callgrind
 // (`npm run bench:instructions`; needs Debian's valgrind). Time on this shared 2-core machine
-// moves by 20-50% between runs; an instruction count moves by well under 1% between runs, so it
-// shows what a change to the code did when the timings cannot. It is not time: the same
+// moves by 20-50% between runs; an instruction count moves by 1-2% between runs (up to 3% for the
+// Express servers, whose garbage collections land inside or outside the counted window, more
+// with other work on the machine), so it shows what a change to the code did when the timings
+// cannot. It is not time: the same
 // instructions cost more where caches miss more (Express's per-request garbage). Each server runs
 // under callgrind in its own process, takes BENCH_WARM requests to warm up, has its counters
 // zeroed, then takes BENCH_REQUESTS more, one at a time on one keep-alive connection (so every
@@ -116,7 +118,7 @@ async function count(id: ContenderId, dir: string): Promise<number> {
 const dir = mkdtempSync(join(tmpdir(), "mcp-mount-callgrind-"));
 const perRequest = new Map<ContenderId, number>();
 try {
-  // Two at a time, one per core: counts do not depend on what else runs.
+  // Two at a time, one per core.
   for (let i = 0; i < EXPRESS_CONTENDERS.length; i += 2) {
     const pair = EXPRESS_CONTENDERS.slice(i, i + 2);
     const counts = await Promise.all(pair.map((id) => count(id, dir)));
