@@ -1,4 +1,5 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
+import { onClientGone } from "../http/client-gone.js";
 import type { McpHandler } from "../http/handler.js";
 import { MAX_BUFFERED, type SseStream, type SseTarget } from "../http/sse.js";
 import type { McpHttpRequest, McpHttpResponse } from "../http/types.js";
@@ -46,18 +47,6 @@ class NodeSseTarget implements SseTarget {
   }
 }
 
-/**
- * Runs `listener` once the client of `request` has left. `res` cannot always tell: Node queues a
- * response behind a pipelined one with no socket, and it emits no "close" if the connection
- * closes first.
- */
-function whenGone(request: McpHttpRequest | undefined, listener: () => void): void {
-  if (request === undefined) return;
-  if (request.onAbort) request.onAbort(listener);
-  else if (request.signal.aborted) listener();
-  else request.signal.addEventListener("abort", listener, { once: true });
-}
-
 /** Streams an SSE response straight to `res`; the stream ends when either side closes. */
 function writeSse(
   res: ServerResponse,
@@ -75,7 +64,8 @@ function writeSse(
   const cancel = () => sse.cancel();
   // "close" comes once: on() spares once()'s wrapper, a stream's for as long as it is open.
   res.on("close", cancel);
-  whenGone(request, cancel);
+  // Queued behind a pipelined response, `res` has no socket and emits no "close".
+  if (request) onClientGone(request, cancel);
   sse.attach(new NodeSseTarget(res));
 }
 
@@ -136,7 +126,7 @@ export async function writeNodeResponse(
   res.writeHead(response.status, response.headers);
   res.flushHeaders();
   res.once("close", cancel);
-  whenGone(request, cancel);
+  if (request) onClientGone(request, cancel);
   try {
     for (;;) {
       const { done, value } = await reader.read();

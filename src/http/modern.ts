@@ -7,11 +7,12 @@ import { type ListenFilter, listenSink, parseListenFilter } from "../server/list
 import { type ModernMeta, readModernMeta, unsupportedVersion } from "../server/modern-meta.js";
 import type { AuthInfo } from "../server/types.js";
 import { LazyAbort } from "../utils/lazy-abort.js";
+import { onClientGone } from "./client-gone.js";
 import type { Caller, EndpointServices } from "./endpoint-services.js";
 import { exchange } from "./exchange.js";
 import { validateMirroredHeaders, validateVersionHeader } from "./headers.js";
 import { errorResponse, inBandStatus } from "./responses.js";
-import { sseHeaders, SseStream, sseResponse } from "./sse.js";
+import { SseStream, sseHeaders, sseResponse } from "./sse.js";
 import { granted } from "./stream-slots.js";
 import type { McpHttpRequest, McpHttpResponse } from "./types.js";
 
@@ -100,11 +101,7 @@ function run(
   caller: Caller,
 ): Promise<McpHttpResponse> {
   const abort = new LazyAbort();
-  const onAbort = () => abort.abort(new Error("client went away"));
-  // Hosts that can report a disconnect without an AbortSignal save building one per request.
-  if (req.onAbort) req.onAbort(onAbort);
-  else if (req.signal.aborted) onAbort();
-  else req.signal.addEventListener("abort", onAbort, { once: true });
+  const stopWatching = onClientGone(req, () => abort.abort(new Error("client went away")));
   return exchange(core, request, {
     era: "modern",
     client: meta.clientInfo,
@@ -140,8 +137,6 @@ function run(
       },
       onError: (error) => core.reportError(error, request.method, caller.app),
     }),
-    done() {
-      if (!req.onAbort) req.signal.removeEventListener("abort", onAbort);
-    },
+    done: stopWatching,
   });
 }
