@@ -16,7 +16,6 @@ export interface RunningServer {
 }
 
 const TSX = import.meta.resolve("tsx");
-
 const START_TIMEOUT_MS = 30_000;
 
 /**

@@ -1,6 +1,6 @@
 import type { McpHttpRequest } from "./types.js";
 
-const keep = () => {};
+const nothingToUndo = () => {};
 
 /**
  * Runs `listener` once the client of `req` has left (at once if it has): through the host's
@@ -11,12 +11,12 @@ const keep = () => {};
 export function onClientGone(req: McpHttpRequest, listener: () => void): () => void {
   if (req.onAbort) {
     req.onAbort(listener);
-    return keep;
+    return nothingToUndo;
   }
   const { signal } = req;
   if (signal.aborted) {
     listener();
-    return keep;
+    return nothingToUndo;
   }
   signal.addEventListener("abort", listener, { once: true });
   return () => signal.removeEventListener("abort", listener);
