@@ -1,6 +1,7 @@
 import type { NextFunction, Request, Response } from "express";
 import type { McpHandler } from "../http/handler.js";
 import { type NodeHandlerOptions, toNodeHandler } from "./node.js";
+import { shareShape } from "./shared-shape.js";
 
 /** Where RFC 9728 §3 puts Protected Resource Metadata. */
 const WELL_KNOWN = "/.well-known/oauth-protected-resource";
@@ -8,6 +9,14 @@ const WELL_KNOWN = "/.well-known/oauth-protected-resource";
 /** Whether `url` (req.url inside a mounted middleware) is the mount path itself. */
 function isMountRoot(url: string): boolean {
   return url === "/" || url === "" || url.charCodeAt(1) === 63 /* "/?" */;
+}
+
+/**
+ * Whether `req` asks for a stream that stays open until the client leaves: a legacy GET stream,
+ * or a modern `subscriptions/listen`, whose `Mcp-Method` header the endpoint requires.
+ */
+function opensLongStream(req: Request): boolean {
+  return req.method === "GET" || req.headers["mcp-method"] === "subscriptions/listen";
 }
 
 /** Options of {@link toExpress}. */
@@ -45,6 +54,13 @@ export function toExpress<App = unknown>(
     // Only the mount path itself is the endpoint; deeper paths belong to the app. Express has
     // cut the mount path from req.url; reading it spares req.path's URL parse on every request.
     if (!isMountRoot(req.url)) return next();
+    // Express leaves each request's req and res with a shape of their own: every later access
+    // to them would miss V8's caches (see shareShape). Not for a stream that may stay open for
+    // hours, where the dictionaries would hold 2 KB more than the shapes do.
+    if (!opensLongStream(req)) {
+      shareShape(req);
+      shareShape(res);
+    }
     handle(req, res).catch(next);
   };
 }
