@@ -5,6 +5,7 @@ import { legacyWorkload, modernWorkload, type Workload } from "./workload.js";
 export const CONTENDER_IDS = [
   "bare",
   "bare-express",
+  "bare-express-dictionaries",
   "sdk",
   "tmcp",
   "mcp-mount",
@@ -56,6 +57,12 @@ export const CONTENDERS: Record<ContenderId, Contender> = {
     id: "bare-express",
     label: "bare Express 5",
     entry: entry("bare-express.ts"),
+    workload: modernWorkload,
+  },
+  "bare-express-dictionaries": {
+    id: "bare-express-dictionaries",
+    label: "bare Express 5, req/res made dictionaries",
+    entry: entry("bare-express-dictionaries.ts"),
     workload: modernWorkload,
   },
   sdk: { id: "sdk", label: "official SDK v2", entry: entry("sdk.ts"), workload: modernWorkload },

@@ -7,6 +7,7 @@ import express from "express";
 import { createMcpHandler, type McpHttpRequest } from "mcp-mount";
 import { toExpress } from "mcp-mount/express";
 import { toNodeHandler } from "mcp-mount/node";
+import { shareShape } from "../src/adapters/shared-shape.js";
 import { shallowCopy } from "../src/utils/shallow-copy.js";
 import { positive } from "./config.js";
 import { fixed } from "./report.js";
@@ -21,7 +22,8 @@ import { median } from "./stats.js";
 // 1. `mcp.handle()` alone: the package's own work for an echo tools/call, no socket.
 // 2. The same traffic through real loopback sockets from a raw HTTP/1.1 client in this process,
 //    against bare node:http, the node adapter with a canned answer, the mount, both of those
-//    with req/res re-prototyped per request as Express does, bare Express, the Express adapter
+//    with req/res re-prototyped per request as Express does, bare Express (also with req/res
+//    made dictionaries, as the Express adapter makes them: shareShape), the Express adapter
 //    with a canned answer and the mount on Express; CPU per request is client and server
 //    together, so only differences between rows mean anything.
 // 3. The V8 pattern shallowCopy avoids: properties added to an object made by a spread.
@@ -110,6 +112,15 @@ const LISTENERS: [string, RequestListener, string][] = [
     REPROTOTYPED,
   ],
   [BARE_EXPRESS, express().use(MCP_PATH, cannedListener), BARE_EXPRESS],
+  [
+    "bare Express 5, req/res made dictionaries as the adapter does",
+    express().use(MCP_PATH, (req, res) => {
+      shareShape(req);
+      shareShape(res);
+      cannedListener(req, res);
+    }),
+    BARE_EXPRESS,
+  ],
   ["Express adapter, canned answer", express().use(MCP_PATH, toExpress(cannedMcp)), BARE_EXPRESS],
   ["mcp-mount on Express", express().use(MCP_PATH, toExpress(mcp)), BARE_EXPRESS],
 ];

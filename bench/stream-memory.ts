@@ -15,11 +15,16 @@ import { legacyWorkload } from "./workload.js";
 // server holding N plain SSE responses: that is what Node's socket, parser, request and response
 // cost, and the difference is ours. Each server is its own process run with --expose-gc, read
 // after forced GCs; this process holds the client ends. Warm-up streams are opened and closed
-// before the baseline, so code and pools are warm.
+// before the baseline, so code and pools are warm. BENCH_HOST=express serves both at
+// app.use("/mcp", …) of an Express 5 app: the bare one then costs what Express adds too.
 
 const [count = 2_000] = positiveIntegers("BENCH_STREAMS", [2_000]);
 const [warmup = 300] = positiveIntegers("BENCH_WARMUP_STREAMS", [300]);
 const [rounds = 2] = positiveIntegers("BENCH_ROUNDS", [2]);
+const host = process.env.BENCH_HOST || "node";
+if (host !== "node" && host !== "express")
+  throw new TypeError("BENCH_HOST must be node or express");
+const HOST = host === "express" ? "Express 5" : "node:http";
 /** Issue 15: at most 4 KB of heap per idle stream beyond Node's socket cost. */
 const TARGET_BYTES = 4 * 1024;
 const OPENING = 100;
@@ -202,16 +207,16 @@ const b = (n: number) => `${Math.round(n).toLocaleString("en-US")} B`;
 const mid = (key: "bare" | "listen" | "session" | "get", field: keyof Cost) =>
   median(results.map((result) => result[key][field]));
 console.log(
-  `\nNode ${process.version}; ${count.toLocaleString("en-US")} idle streams per kind, ${rounds} rounds (medians); memory store\n`,
+  `\nNode ${process.version}; ${count.toLocaleString("en-US")} idle streams per kind on ${HOST}, ${rounds} rounds (medians); memory store\n`,
 );
 console.log(
-  `| per idle stream | heap | heap beyond bare node:http (target ≤ ${b(TARGET_BYTES)}) | external | RSS | RSS beyond bare |`,
+  `| per idle stream | heap | heap beyond bare ${HOST} (target ≤ ${b(TARGET_BYTES)}) | external | RSS | RSS beyond bare |`,
 );
 console.log("| --- | ---: | ---: | ---: | ---: | ---: |");
 const bareHeap = mid("bare", "heap");
 const bareRss = mid("bare", "rss");
 console.log(
-  `| bare node:http SSE response | ${b(bareHeap)} | — | ${b(mid("bare", "external"))} | ${b(bareRss)} | — |`,
+  `| bare ${HOST} SSE response | ${b(bareHeap)} | — | ${b(mid("bare", "external"))} | ${b(bareRss)} | — |`,
 );
 let met = true;
 for (const [key, name] of [

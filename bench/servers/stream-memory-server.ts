@@ -1,12 +1,15 @@
 import { createServer, type RequestListener } from "node:http";
 import type { AddressInfo } from "node:net";
+import express from "express";
 import { createMcpHandler } from "mcp-mount";
+import { toExpress } from "mcp-mount/express";
 import { toNodeHandler } from "mcp-mount/node";
 import { createEchoServer } from "./echo-server.js";
 
 // One server of bench/stream-memory.ts, run with --expose-gc: BENCH_SERVER=bare holds plain
 // node:http SSE responses (what Node's socket, parser, request and response cost), =mcp-mount
-// serves the package (memory store, limits raised so one loopback client may hold them all).
+// serves the package (memory store, limits raised so one loopback client may hold them all);
+// BENCH_HOST=express mounts either at app.use("/mcp", …) of an Express 5 app instead.
 // Answers "heap" over IPC with the heap after forced GCs, and RSS.
 
 /** What the parent reads. */
@@ -22,18 +25,26 @@ const bare: RequestListener = (req, res) => {
   res.write("data: \n\n");
 };
 
-function mount(): RequestListener {
+function mount(onExpress: boolean): RequestListener {
   const mcp = createMcpHandler(createEchoServer("bench-stream-memory"), {
     secret: "bench-secret-0123456789abcdef",
     maxStreams: 100_000,
     maxStreamsPerClient: 100_000,
     legacy: { maxSessionsPerClient: 100_000 },
   });
+  if (onExpress) return express().use("/mcp", toExpress(mcp));
   const handle = toNodeHandler(mcp);
   return (req, res) => void handle(req, res);
 }
 
-const server = createServer(process.env.BENCH_SERVER === "bare" ? bare : mount());
+const onExpress = process.env.BENCH_HOST === "express";
+const listener =
+  process.env.BENCH_SERVER !== "bare"
+    ? mount(onExpress)
+    : onExpress
+      ? express().use("/mcp", bare)
+      : bare;
+const server = createServer(listener);
 server.keepAliveTimeout = 600_000;
 server.headersTimeout = 0;
 server.requestTimeout = 0;
