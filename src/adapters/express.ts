@@ -55,8 +55,8 @@ export function toExpress<App = unknown>(
     // cut the mount path from req.url; reading it spares req.path's URL parse on every request.
     if (!isMountRoot(req.url)) return next();
     // Express leaves each request's req and res with a shape of their own: every later access
-    // to them would miss V8's caches (see shareShape). Not for a stream that may stay open for
-    // hours, where the dictionaries would hold 2 KB more than the shapes do.
+    // to them would miss V8's caches (see shareShape). Not for a long-lived stream, which may
+    // stay open for hours: there the dictionaries would hold 2 KB more than the shapes do.
     if (!opensLongStream(req)) {
       shareShape(req);
       shareShape(res);

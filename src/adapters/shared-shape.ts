@@ -14,11 +14,16 @@ const PROBE = Symbol("mcp-mount.shape");
  * back is what makes the dictionary. Not for objects whose hidden class is shared already (plain
  * `node:http`): there it would trade cached loads for lookups.
  *
- * Nothing observable changes: the property is a private symbol, gone before this returns.
+ * Nothing an ordinary object's users can observe changes: the property is a private symbol, gone
+ * before this returns (a Proxy's traps see it come and go).
  */
 export function shareShape(target: object): void {
-  if (!Object.isExtensible(target)) return;
-  const open = target as Record<symbol, unknown>;
-  open[PROBE] = undefined;
-  delete open[PROBE];
+  try {
+    if (!Object.isExtensible(target)) return;
+    const open = target as Record<symbol, unknown>;
+    open[PROBE] = undefined;
+    delete open[PROBE];
+  } catch {
+    // A Proxy whose traps refuse: it stays as it is, and the request is served all the same.
+  }
 }
