@@ -236,6 +236,7 @@ interface Row {
 /** The ceiling's process: its port, and how to end it. */
 interface Bare {
   port: number;
+  pid: number;
   stop(): void;
 }
 
@@ -249,7 +250,7 @@ function startBare(): Promise<Bare> {
     child.stdout.setEncoding("utf8").on("data", (chunk: string) => {
       out += chunk;
       const port = /listening (\d+)/.exec(out)?.[1];
-      if (port) resolve({ port: Number(port), stop: () => child.kill("SIGTERM") });
+      if (port) resolve({ port: Number(port), pid: child.pid!, stop: () => child.kill("SIGTERM") });
     });
     child.once("exit", (code) => reject(new Error(`fanout-bare exited with ${code}`)));
   });
@@ -360,7 +361,9 @@ try {
   const rows: Row[] = [];
   const bareRows: Row[] = [];
   const bareChange = async (change: number) => {
-    const row = await runChange(changes + change, bareStreams, () => triggerBare(bare!), 0, []);
+    const row = await runChange(changes + change, bareStreams, () => triggerBare(bare!), 0, [
+      bare!.pid,
+    ]);
     bareRows.push(row);
     logRow("bare", change, row, bareStreams.length);
   };
@@ -415,8 +418,8 @@ try {
     "",
     `The bare node:http ceiling, ${total} streams in one process:`,
     "",
-    "| change | heard | first | p50 | p99 | max | mcp-mount ÷ bare: p99 | max |",
-    "| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
+    "| change | heard | first | p50 | p99 | max | CPU ms: server | this reader | mcp-mount ÷ bare: p99 | max |",
+    "| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
   );
   const ratios = (i: number) => {
     const ours = rows[i]!.all;
@@ -426,13 +429,13 @@ try {
   for (const [i, row] of bareRows.entries()) {
     const ratio = ratios(i);
     lines.push(
-      `| ${label(i)} | ${row.heard}/${bareStreams.length} | ${ms(row.firstMs)} | ${ms(row.all.p50)} | ${ms(row.all.p99)} | ${ms(row.all.max)} | ${fixed(ratio.p99, 2)} | ${fixed(ratio.max, 2)} |`,
+      `| ${label(i)} | ${row.heard}/${bareStreams.length} | ${ms(row.firstMs)} | ${ms(row.all.p50)} | ${ms(row.all.p99)} | ${ms(row.all.max)} | ${ms(row.serversCpuMs)} | ${ms(row.readerCpuMs)} | ${fixed(ratio.p99, 2)} | ${fixed(ratio.max, 2)} |`,
     );
   }
   const warmRatios = bareRows.slice(1).map((_, i) => ratios(i + 1));
   const ours = median(warm.map((r) => r.all.p99));
   lines.push(
-    `| median of ${warmRatios.length} | | ${fixed(median(bareRows.slice(1).map((r) => r.firstMs)), 1)} | ${fixed(median(bareRows.slice(1).map((r) => r.all.p50)), 1)} | ${fixed(median(bareRows.slice(1).map((r) => r.all.p99)), 1)} | ${fixed(median(bareRows.slice(1).map((r) => r.all.max)), 1)} | ${fixed(median(warmRatios.map((r) => r.p99)), 2)} | ${fixed(median(warmRatios.map((r) => r.max)), 2)} |`,
+    `| median of ${warmRatios.length} | | ${fixed(median(bareRows.slice(1).map((r) => r.firstMs)), 1)} | ${fixed(median(bareRows.slice(1).map((r) => r.all.p50)), 1)} | ${fixed(median(bareRows.slice(1).map((r) => r.all.p99)), 1)} | ${fixed(median(bareRows.slice(1).map((r) => r.all.max)), 1)} | | | ${fixed(median(warmRatios.map((r) => r.p99)), 2)} | ${fixed(median(warmRatios.map((r) => r.max)), 2)} |`,
     "",
     `Targets: p99 ≤ 100 ms: ${ours <= 100 ? "met" : "MISSED"} (${fixed(ours, 1)} ms); ≤ 1.5 × the bare ceiling (p99, paired): ${median(warmRatios.map((r) => r.p99)) <= 1.5 ? "met" : "MISSED"}`,
   );
