@@ -12,13 +12,15 @@ import { median, quantile } from "./stats.js";
 import { legacyWorkload } from "./workload.js";
 
 // Fan-out latency (`npm run bench:fanout`): legacy GET streams on initialized sessions and modern
-// `subscriptions/listen` streams, spread evenly over three processes sharing one Redis; then one
-// tools list change, triggered by a tools/call on one process, and the time from sending that
-// call to the notification's arrival on every stream. Each stream is its own loopback connection
-// (raw node:http, no pooling), read with a minimal SSE framer so the reader adds little delay.
-// The ceiling: a bare node:http server holding as many streams in one process and writing the
-// same event to each (bench/servers/fanout-bare.ts), its changes alternating with ours when the
-// reader has file descriptors for both sets of streams (up to 9,000 each), else after ours.
+// `subscriptions/listen` streams, spread evenly over three processes (BENCH_PROCESSES) sharing one
+// Redis; then one tools list change, triggered by a tools/call on one process, and the time from
+// sending that call to the notification's arrival on every stream. Each stream is its own
+// loopback connection (raw node:http, no pooling), read with a minimal SSE framer so the reader
+// adds little delay. The ceiling: a bare node:http server holding as many streams in one process
+// and writing the same event to each (bench/servers/fanout-bare.ts), its changes alternating with
+// ours when the reader has file descriptors for both sets of streams (up to 9,000 each), else
+// after ours. BENCH_BARE_PROCESSES spreads the ceiling's streams over that many bare processes,
+// all told at once: what splitting the same writes over processes costs, with no MCP in it.
 
 /** A whole number of streams from environment variable `name` (0 allowed), or `fallback`. */
 function streamCount(name: string, fallback: number): number {
@@ -30,6 +32,10 @@ function streamCount(name: string, fallback: number): number {
 
 const legacyCount = streamCount("BENCH_LEGACY_STREAMS", 2_500);
 const modernCount = streamCount("BENCH_MODERN_STREAMS", 2_500);
+/** mcp-mount processes sharing the streams on one Redis. */
+const processes = Math.round(positive("BENCH_PROCESSES", 3));
+/** Bare processes sharing the ceiling's streams, each told of the change at once. */
+const bareProcesses = Math.round(positive("BENCH_BARE_PROCESSES", 1));
 const reps = Math.round(positive("BENCH_REPS", 5));
 /** The first change runs cold code in every process: reported, left out of the medians. */
 const changes = reps + 1;
@@ -233,7 +239,7 @@ interface Row {
   commands: Record<string, number>;
 }
 
-/** The ceiling's process: its port, and how to end it. */
+/** One of the ceiling's processes: its port, and how to end it. */
 interface Bare {
   port: number;
   pid: number;
@@ -256,36 +262,49 @@ function startBare(): Promise<Bare> {
   });
 }
 
-function openBareStreams(bare: Bare, count: number): Promise<Watched[]> {
-  return openAll(count, async () => {
-    const stream = await openStream(bare.port, "GET", { accept: "text/event-stream" });
-    return { kind: "bare", backend: 0, ...stream } satisfies Watched;
+/** Opens `count` streams on the ceiling's processes, spread evenly over them. */
+function openBareStreams(bares: Bare[], count: number): Promise<Watched[]> {
+  return openAll(count, async (i) => {
+    const backend = i % bares.length;
+    const stream = await openStream(bares[backend]!.port, "GET", { accept: "text/event-stream" });
+    return { kind: "bare", backend, ...stream } satisfies Watched;
   });
 }
 
-/** Asks the ceiling to write one event to all its streams. */
-function triggerBare(bare: Bare): Promise<{ sent: number; answered: number }> {
-  return new Promise((resolve, reject) => {
-    const sent = performance.now();
-    const req = httpRequest({ host: "127.0.0.1", port: bare.port, method: "POST", agent: false });
-    req.on("error", reject);
-    req.on("response", (response) => {
-      response.resume();
-      response.on("end", () => resolve({ sent, answered: performance.now() }));
-    });
-    req.end();
-  });
+/** Asks each of the ceiling's processes, all at once, to write one event to all its streams. */
+async function triggerBare(bares: Bare[]): Promise<{ sent: number; answered: number }> {
+  const sent = performance.now();
+  await Promise.all(
+    bares.map(
+      (bare) =>
+        new Promise<void>((resolve, reject) => {
+          const req = httpRequest({
+            host: "127.0.0.1",
+            port: bare.port,
+            method: "POST",
+            agent: false,
+          });
+          req.on("error", reject);
+          req.on("response", (response) => {
+            response.resume();
+            response.on("end", resolve);
+          });
+          req.end();
+        }),
+    ),
+  );
+  return { sent, answered: performance.now() };
 }
 
 let cluster: Cluster | undefined;
-let bare: Bare | undefined;
+let bares: Bare[] = [];
 let redis: RedisCounters | undefined;
 let streams: Watched[] = [];
 let bareStreams: Watched[] = [];
 const stop = async () => {
   for (const stream of [...streams, ...bareStreams]) stream.response.destroy();
   redis?.close();
-  bare?.stop();
+  for (const bare of bares) bare.stop();
   await cluster?.stop();
 };
 process.once("SIGINT", () => void stop().then(() => process.exit(130)));
@@ -342,8 +361,8 @@ function logRow(who: string, change: number, row: Row, total: number): void {
 
 try {
   const loadBefore = loadavg();
-  cluster = await startScaleCluster(3, "redis");
-  bare = await startBare();
+  cluster = await startScaleCluster(processes, "redis");
+  bares = await Promise.all(Array.from({ length: bareProcesses }, startBare));
   redis = new RedisCounters(cluster.redis.url);
   const pids = cluster.backends.map((b) => b.pid);
   const total = legacyCount + modernCount;
@@ -354,16 +373,20 @@ try {
     `${streams.length} streams open (${legacyCount} legacy GET, ${modernCount} listen) in ${((performance.now() - opening) / 1000).toFixed(1)} s`,
   );
   const openBare = async () => {
-    bareStreams = await openBareStreams(bare!, total);
+    bareStreams = await openBareStreams(bares, total);
     log(`${bareStreams.length} bare streams open`);
   };
   if (interleaved) await openBare();
   const rows: Row[] = [];
   const bareRows: Row[] = [];
   const bareChange = async (change: number) => {
-    const row = await runChange(changes + change, bareStreams, () => triggerBare(bare!), 0, [
-      bare!.pid,
-    ]);
+    const row = await runChange(
+      changes + change,
+      bareStreams,
+      () => triggerBare(bares),
+      0,
+      bares.map((bare) => bare.pid),
+    );
     bareRows.push(row);
     logRow("bare", change, row, bareStreams.length);
   };
@@ -402,7 +425,7 @@ try {
   lines.push(
     `| median of ${warm.length} | | | ${over((r) => r.firstMs)} | ${over((r) => r.all.p50)} | ${over((r) => r.all.p99)} | ${over((r) => r.all.max)} | | | | |`,
     "",
-    "| change | tools/call answered ms | CPU ms: 3 servers | Redis | this reader | Redis calls during the change, by command |",
+    `| change | tools/call answered ms | CPU ms: ${processes} server${processes === 1 ? "" : "s"} | Redis | this reader | Redis calls during the change, by command |`,
     "| ---: | ---: | ---: | ---: | ---: | --- |",
   );
   for (const [i, row] of rows.entries()) {
@@ -416,9 +439,9 @@ try {
   }
   lines.push(
     "",
-    `The bare node:http ceiling, ${total} streams in one process:`,
+    `The bare node:http ceiling, ${total} streams in ${bareProcesses === 1 ? "one process" : `${bareProcesses} processes told at once`}:`,
     "",
-    "| change | heard | first | p50 | p99 | max | CPU ms: server | this reader | mcp-mount ÷ bare: p99 | max |",
+    `| change | heard | first | p50 | p99 | max | CPU ms: server${bareProcesses === 1 ? "" : "s"} | this reader | mcp-mount ÷ bare: p99 | max |`,
     "| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
   );
   const ratios = (i: number) => {
@@ -437,7 +460,9 @@ try {
   lines.push(
     `| median of ${warmRatios.length} | | ${fixed(median(bareRows.slice(1).map((r) => r.firstMs)), 1)} | ${fixed(median(bareRows.slice(1).map((r) => r.all.p50)), 1)} | ${fixed(median(bareRows.slice(1).map((r) => r.all.p99)), 1)} | ${fixed(median(bareRows.slice(1).map((r) => r.all.max)), 1)} | | | ${fixed(median(warmRatios.map((r) => r.p99)), 2)} | ${fixed(median(warmRatios.map((r) => r.max)), 2)} |`,
     "",
-    `Targets: p99 ≤ 100 ms: ${ours <= 100 ? "met" : "MISSED"} (${fixed(ours, 1)} ms); ≤ 1.5 × the bare ceiling (p99, paired): ${median(warmRatios.map((r) => r.p99)) <= 1.5 ? "met" : "MISSED"}`,
+    processes === 3 && bareProcesses === 1
+      ? `Targets: p99 ≤ 100 ms: ${ours <= 100 ? "met" : "MISSED"} (${fixed(ours, 1)} ms); ≤ 1.5 × the bare ceiling (p99, paired): ${median(warmRatios.map((r) => r.p99)) <= 1.5 ? "met" : "MISSED"}`
+      : `Targets not judged: they are set for three processes against a one-process ceiling (this run: ${processes} against ${bareProcesses}).`,
   );
   console.log(`\n${lines.join("\n")}`);
   const missed = (list: Row[], count: number) => list.some((row) => row.heard < count);
