@@ -4,7 +4,7 @@ import { cpus, loadavg } from "node:os";
 import { fileURLToPath } from "node:url";
 import { Pool } from "undici";
 import type { Cluster } from "../test/helpers/cluster.js";
-import { positive } from "./config.js";
+import { positive, positiveIntegers } from "./config.js";
 import { fixed } from "./report.js";
 import { LEGACY_VERSION, MCP_PATH, REQUEST_HEADERS } from "./request.js";
 import { cpuMicrosOf, cpuProfileArgs, RedisCounters, startScaleCluster } from "./scale-cluster.js";
@@ -33,9 +33,9 @@ function streamCount(name: string, fallback: number): number {
 const legacyCount = streamCount("BENCH_LEGACY_STREAMS", 2_500);
 const modernCount = streamCount("BENCH_MODERN_STREAMS", 2_500);
 /** mcp-mount processes sharing the streams on one Redis. */
-const processes = Math.round(positive("BENCH_PROCESSES", 3));
+const processes = positiveIntegers("BENCH_PROCESSES", [3])[0]!;
 /** Bare processes sharing the ceiling's streams, each told of the change at once. */
-const bareProcesses = Math.round(positive("BENCH_BARE_PROCESSES", 1));
+const bareProcesses = positiveIntegers("BENCH_BARE_PROCESSES", [1])[0]!;
 const reps = Math.round(positive("BENCH_REPS", 5));
 /** The first change runs cold code in every process: reported, left out of the medians. */
 const changes = reps + 1;
@@ -297,7 +297,7 @@ async function triggerBare(bares: Bare[]): Promise<{ sent: number; answered: num
 }
 
 let cluster: Cluster | undefined;
-let bares: Bare[] = [];
+const bares: Bare[] = [];
 let redis: RedisCounters | undefined;
 let streams: Watched[] = [];
 let bareStreams: Watched[] = [];
@@ -362,7 +362,12 @@ function logRow(who: string, change: number, row: Row, total: number): void {
 try {
   const loadBefore = loadavg();
   cluster = await startScaleCluster(processes, "redis");
-  bares = await Promise.all(Array.from({ length: bareProcesses }, startBare));
+  // Each on the list as soon as it runs, so a failed start still stops the others.
+  await Promise.all(
+    Array.from({ length: bareProcesses }, async () => {
+      bares.push(await startBare());
+    }),
+  );
   redis = new RedisCounters(cluster.redis.url);
   const pids = cluster.backends.map((b) => b.pid);
   const total = legacyCount + modernCount;

@@ -3,8 +3,8 @@ import type { EventLog, LoggedEvent } from "./types.js";
 
 /**
  * KEYS: stream logs. ARGV: the cap, the TTL in ms, then one entry per key. Appends each entry
- * to its log, trims it to the cap (only once it is over: a third less work for Redis per
- * append) and renews its TTL: one round trip for every append a process makes in one turn of
+ * to its log, trims it to the cap (only once it is over: a third less Redis time per script)
+ * and renews its TTL: one round trip for every append a process makes in one turn of
  * its event loop (one change delivered to all its GET streams).
  */
 const appendEvents = luaScript(`
