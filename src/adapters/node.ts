@@ -1,7 +1,7 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
-import { onClientGone } from "../http/client-gone.js";
+import { onClientGone } from "../http/streams/client-gone.js";
 import type { McpHandler } from "../http/handler.js";
-import { MAX_BUFFERED, type SseStream, type SseTarget } from "../http/sse.js";
+import { MAX_BUFFERED, type SseStream, type SseTarget } from "../http/streams/sse.js";
 import type { McpHttpRequest, McpHttpResponse } from "../http/types.js";
 import { respondAndDrain } from "./node-drain.js";
 import { NodeHttpRequest } from "./node-request.js";

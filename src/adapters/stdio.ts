@@ -1,6 +1,7 @@
 import { createInterface } from "node:readline";
 import type { Readable, Writable } from "node:stream";
 import { ErrorCode, McpError } from "../protocol/errors.js";
+import type { EventsOptions } from "../server/ext/events/index.js";
 import type { McpServer } from "../server/mcp-server.js";
 import { StdioSession } from "../server/stdio/session.js";
 import { memoryStore } from "../store/memory.js";
@@ -24,6 +25,11 @@ export interface StdioOptions {
    * (`network.transport` pipe); `false` turns it off. @default the global providers
    */
   telemetry?: TelemetryOptions | false;
+  /**
+   * The Events extension (`server.event()`): poll and push on stdio, over `store`'s feeds;
+   * `false` turns it off. @default {}
+   */
+  events?: EventsOptions | false;
 }
 
 /** A running stdio server. */
@@ -61,6 +67,7 @@ export function serveStdio(server: McpServer, options: StdioOptions = {}): Stdio
     secret: options.secret,
     onError,
     telemetry: createTelemetry(options.telemetry),
+    events: options.events,
   });
   const lines = createInterface({ input, crlfDelay: Number.POSITIVE_INFINITY });
   lines.on("line", (line) => {

@@ -1,18 +1,19 @@
 import { principalKey } from "../server/access.js";
-import { ServerChannels } from "../server/channels.js";
+import { publishChange } from "../server/channels.js";
 import { createExtensions } from "../server/ext/index.js";
 import { ListenHub } from "../server/listen-hub.js";
 import type { McpServer } from "../server/mcp-server.js";
 import { createStateSealer } from "../server/request-state.js";
-import { publish } from "../store/channels.js";
 import type { McpStore } from "../store/types.js";
 import { createTelemetry } from "../telemetry/telemetry.js";
 import { type EndpointServices, type RequestInfo, toRequestInfo } from "./endpoint-services.js";
 import type { McpHandlerOptions } from "./handler-options.js";
-import { InFlight } from "./in-flight.js";
-import { clientAddressOf } from "./proxy.js";
-import { RateLimit } from "./rate-limit.js";
-import { StreamSlots } from "./stream-slots.js";
+import { InFlight } from "./streams/in-flight.js";
+import { addressKey, checkIpv6Subnet } from "./guards/ip-address.js";
+import { clientAddressOf } from "./guards/proxy.js";
+import { createProxyWarning } from "./guards/proxy-warning.js";
+import { RateLimit } from "./guards/rate-limit.js";
+import { StreamSlots } from "./streams/stream-slots.js";
 
 /** Calls the app's `onError`, which must never change a response by failing itself. */
 function errorReporter<App>(options: McpHandlerOptions<App>): EndpointServices["reportError"] {
@@ -28,6 +29,22 @@ function errorReporter<App>(options: McpHandlerOptions<App>): EndpointServices["
   };
 }
 
+/** The once-per-handler warning about an untrusted proxy, given the caps keyed by address. */
+function proxyNotice<App>(
+  hops: number,
+  options: McpHandlerOptions<App>,
+  warn: (message: string) => void,
+) {
+  const legacy =
+    options.legacy === false ? undefined : options.legacy === true ? {} : (options.legacy ?? {});
+  const limits = {
+    rateLimit: options.rateLimit !== undefined,
+    maxStreamsPerClient: options.maxStreamsPerClient ?? 100,
+    maxSessionsPerClient: legacy ? (legacy.maxSessionsPerClient ?? 1_000) : undefined,
+  };
+  return createProxyWarning(hops, limits, warn);
+}
+
 /**
  * The parts of one handler that both eras share: dispatch's runtime with the extensions, the
  * listen hub, stream slots, requests in flight, and the app's hooks, defaults applied.
@@ -39,16 +56,20 @@ export function createEndpointServices<App>(
   options: McpHandlerOptions<App>,
 ): EndpointServices {
   const reportError = errorReporter(options);
+  const ipv6Subnet = checkIpv6Subnet(options.ipv6Subnet ?? 64);
   const telemetry = createTelemetry(options.telemetry);
+  const warn = (message: string) => {
+    if (options.onError) reportError(new Error(message));
+    else console.warn(message);
+  };
+  const noticeProxy = proxyNotice(hops, options, warn);
   const extensions = createExtensions(
     {
       server,
       store,
       telemetry,
       publish: (event) => {
-        publish(store.bus, ServerChannels.changes, event).catch((error: unknown) =>
-          reportError(error),
-        );
+        publishChange(store.bus, event).catch((error: unknown) => reportError(error));
       },
       onError: (error) => reportError(error),
     },
@@ -81,10 +102,13 @@ export function createEndpointServices<App>(
       if (caller?.subject !== undefined) return `p:${principalKey(caller)}`;
       if (caller?.clientId !== undefined) return `c:${caller.issuer ?? ""}|${caller.clientId}`;
       const address = clientAddressOf(req, hops);
-      return address === undefined ? undefined : `a:${address}`;
+      if (address === undefined) return undefined;
+      noticeProxy(req);
+      return `a:${addressKey(address, ipv6Subnet)}`;
     },
     hideUnauthorized: options.auth?.hideUnauthorized ?? false,
     reportError,
+    warn,
     observe: (event) => {
       if (!options.onRequest) return;
       try {

@@ -3,10 +3,10 @@ import type { DispatchServices } from "../server/dispatch.js";
 import type { ListenHub } from "../server/listen-hub.js";
 import type { McpServer } from "../server/mcp-server.js";
 import type { AuthInfo, Era, Implementation } from "../server/types.js";
-import type { ServerOperation } from "../telemetry/server-operation.js";
-import type { InFlight } from "./in-flight.js";
-import type { RateLimit } from "./rate-limit.js";
-import type { StreamSlots } from "./stream-slots.js";
+import { nameOf } from "./caller.js";
+import type { InFlight } from "./streams/in-flight.js";
+import type { RateLimit } from "./guards/rate-limit.js";
+import type { StreamSlots } from "./streams/stream-slots.js";
 import type { McpHttpRequest } from "./types.js";
 
 /** What the `onRequest` hook learns about each request. */
@@ -24,16 +24,6 @@ export interface RequestInfo<App = unknown> {
   app?: App;
   /** The JSON-RPC error the request ended with, if any. */
   error?: unknown;
-}
-
-/** Who sent a request: the verified principal, and the app's context for it. */
-export interface Caller {
-  auth?: AuthInfo;
-  app?: unknown;
-  /** The message's span and duration (telemetry), when on. */
-  operation?: ServerOperation;
-  /** Charges more to the caller's rate limit (`ctx.charge`), when the endpoint has one. */
-  charge?: (points: number) => Promise<void>;
 }
 
 /** The shared parts of one handler, passed to each era's strategy. */
@@ -55,6 +45,8 @@ export interface EndpointServices {
   /** Lists hold only what the caller has the scopes for (auth's `hideUnauthorized`). */
   hideUnauthorized: boolean;
   reportError(error: unknown, method?: string, app?: unknown): void;
+  /** Tells the app about a risky setup: through `onError` when it has one, else `console.warn`. */
+  warn(message: string): void;
   observe(event: {
     era: Era;
     method: string;
@@ -66,12 +58,6 @@ export interface EndpointServices {
     status: number;
     error?: unknown;
   }): void;
-}
-
-/** The name a request acts on, for hooks and traces. */
-export function nameOf(params: JsonObject): string | undefined {
-  const name = params.name ?? params.uri;
-  return typeof name === "string" ? name : undefined;
 }
 
 /** Turns an observed request into the `onRequest` hook's shape. */

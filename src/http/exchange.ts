@@ -3,8 +3,9 @@ import type { JsonObject, JsonRpcMessage, RequestId } from "../protocol/messages
 import type { TransportContext } from "../server/context.js";
 import { dispatch } from "../server/dispatch.js";
 import type { Era, Implementation } from "../server/types.js";
-import type { Caller, EndpointServices } from "./endpoint-services.js";
-import { shutdownError } from "./in-flight.js";
+import type { EndpointServices } from "./endpoint-services.js";
+import type { Caller } from "./caller.js";
+import { shutdownError } from "./streams/in-flight.js";
 import { errorMessage, serializeResponse } from "./responses.js";
 import type { McpHttpResponse } from "./types.js";
 
@@ -19,6 +20,8 @@ function retryAfterOf(error: McpError, status: number): Record<string, string> |
 export interface AnswerStream {
   /** A message related to the request (a notification, a legacy server request). */
   send(message: JsonRpcMessage): void;
+  /** Resolves once the stream's reader caught up with what was sent, or it closed. */
+  writable(): Promise<void>;
   /** The request's answer, then the stream's end. */
   end(answer: { body: JsonObject; text: string }): void;
 }

@@ -3,12 +3,13 @@ import type { ExtensionOptions } from "../server/ext/index.js";
 import type { McpServer } from "../server/mcp-server.js";
 import type { McpStore } from "../store/types.js";
 import type { TelemetryOptions } from "../telemetry/telemetry.js";
-import type { CorsOptions } from "./cors.js";
+import type { ServerCardOptions } from "./discovery/server-card.js";
 import type { RequestInfo } from "./endpoint-services.js";
-import type { LegacyOptions } from "./legacy/era.js";
-import type { AllowedOrigins } from "./origin.js";
-import type { TrustProxy } from "./proxy.js";
-import type { RateLimitOptions } from "./rate-limit.js";
+import type { CorsOptions } from "./guards/cors.js";
+import type { AllowedOrigins } from "./guards/origin.js";
+import type { TrustProxy } from "./guards/proxy.js";
+import type { RateLimitOptions } from "./guards/rate-limit.js";
+import type { LegacyOptions } from "./legacy/types.js";
 import type { McpHttpRequest, McpHttpResponse } from "./types.js";
 import type { FetchOptions } from "./web.js";
 
@@ -17,7 +18,8 @@ export interface McpHandlerOptions<App = unknown> extends ExtensionOptions {
   /**
    * OpenTelemetry: a SERVER span per JSON-RPC message and `mcp.server.operation.duration`, per
    * the MCP semantic conventions, through the global providers an OpenTelemetry SDK registers
-   * (or the ones given); `false` turns it off. @default {}
+   * (or the ones given); `mode: "propagate"` only makes the caller's trace context active in
+   * handlers; `mode: "off"` or `false` turns it off. @default {} (full)
    */
   telemetry?: TelemetryOptions | false;
   /** Shared state: sessions, bus, nonces. @default memoryStore() */
@@ -49,7 +51,8 @@ export interface McpHandlerOptions<App = unknown> extends ExtensionOptions {
   /**
    * Proxies in front of the endpoint whose `X-Forwarded-Host`, `-Proto` and `-For` headers are
    * believed: `true` for one, or their number. The Host and Origin checks, the auth resource URL
-   * and the client address then use the forwarded values; set `allowedHosts` to the public names.
+   * and the client address then use the forwarded values; set `allowedHosts` to the public names
+   * (a loopback socket otherwise still answers loopback names only, forwarded or not).
    * @default false
    */
   trustProxy?: TrustProxy;
@@ -68,6 +71,8 @@ export interface McpHandlerOptions<App = unknown> extends ExtensionOptions {
    * subject) with auth, else its address (`trustProxy` decides which). 429 beyond. @default 100
    */
   maxStreamsPerClient?: number;
+  /** Leading bits an anonymous IPv6 caller is counted by, for per-client caps and budgets. @default 64 */
+  ipv6Subnet?: number;
   /**
    * A budget of points per window per principal (else client id, else client address), kept in
    * the store so every process sharing it spends one budget; over it, 429 with `Retry-After`,
@@ -75,6 +80,13 @@ export interface McpHandlerOptions<App = unknown> extends ExtensionOptions {
    * @default none
    */
   rateLimit?: RateLimitOptions;
+  /**
+   * The Server Card (SEP-2127) at `<endpoint>/server-card` and the AI Catalog at
+   * `/.well-known/ai-catalog.json`, generated from the server's info and the endpoint's public
+   * URL: fields given here replace the generated ones; `false` serves neither.
+   * @default {} without auth; off behind auth unless given
+   */
+  serverCard?: ServerCardOptions | false;
   /** Serve legacy clients (2025-03-26 to 2025-11-25) too; false serves modern clients only. @default true */
   legacy?: boolean | LegacyOptions;
   /** Called with errors the client only sees a safe summary of. */
@@ -86,6 +98,8 @@ export interface McpHandlerOptions<App = unknown> extends ExtensionOptions {
 /** An MCP endpoint: a Web `fetch` handler plus a transport-neutral one for adapters. */
 export interface McpHandler<App = unknown> {
   readonly server: McpServer<App>;
+  /** Whether it serves a Server Card (`serverCard`): adapters then pass it `<path>/server-card`. */
+  readonly servesServerCard: boolean;
   /** Serves a Web `Request`; bound, so it can be passed around. */
   readonly fetch: (request: Request, options?: FetchOptions<App>) => Promise<Response>;
   /** Serves a transport-neutral request; adapters use it to skip Web object allocation. */

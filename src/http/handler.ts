@@ -1,12 +1,13 @@
 import { ErrorCode, McpError } from "../protocol/errors.js";
 import type { McpServer } from "../server/mcp-server.js";
 import { memoryStore } from "../store/memory.js";
-import { createOriginGate } from "./cors.js";
+import { createOriginGate } from "./guards/cors.js";
 import { createEndpointServices } from "./create-endpoint-services.js";
-import { drain, storeAnswers } from "./drain.js";
+import { drain, storeAnswers } from "./streams/drain.js";
 import type { McpHandler, McpHandlerOptions } from "./handler-options.js";
+import { createDiscovery } from "./discovery/serve.js";
 import { createLegacyEra } from "./legacy/era.js";
-import { asForwarded, proxyHops } from "./proxy.js";
+import { asForwarded, proxyHops } from "./guards/proxy.js";
 import { errorResponse } from "./responses.js";
 import { createRouter } from "./router.js";
 import type { McpHttpRequest, McpHttpResponse } from "./types.js";
@@ -44,6 +45,12 @@ export function createMcpHandler<App = unknown>(
     options.legacy === false
       ? undefined
       : createLegacyEra(core, store, options.legacy === true ? {} : (options.legacy ?? {}));
+  const discovery = createDiscovery(server.info, {
+    serverCard: options.serverCard,
+    auth: options.auth,
+    legacy: options.legacy !== false,
+    forwarded: hops > 0,
+  });
   let closing = false;
   let closed: Promise<void> | undefined;
   const route = createRouter({
@@ -53,9 +60,11 @@ export function createMcpHandler<App = unknown>(
     hops,
     maxBodyBytes: options.maxBodyBytes ?? DEFAULT_MAX_BODY,
     allowedHosts: options.allowedHosts,
+    discovery,
     draining: () => closing,
   });
-  const gate = createOriginGate(server.tools, options.allowedOrigins, options.cors);
+  const isPublic = discovery && ((req: McpHttpRequest) => discovery.match(req) !== undefined);
+  const gate = createOriginGate(server.tools, options.allowedOrigins, options.cors, isPublic);
 
   async function routeSafely(req: McpHttpRequest, originAllowed: boolean) {
     try {
@@ -81,6 +90,7 @@ export function createMcpHandler<App = unknown>(
 
   return {
     server,
+    servesServerCard: discovery !== undefined,
     fetch: async (request, fetchOptions) =>
       toWebResponse(await handle(fromWebRequest(request, fetchOptions))),
     handle,

@@ -1,6 +1,7 @@
 import { ErrorCode, McpError } from "../protocol/errors.js";
 import type { JsonObject, RequestId } from "../protocol/messages.js";
 import type { McpHttpResponse } from "./types.js";
+import { type SseStream, sseHeaders } from "./streams/sse.js";
 
 const JSON_HEADERS = { "content-type": "application/json" } as const;
 
@@ -70,4 +71,26 @@ export function serializeResponse(
     );
     return { body: fallback, text: JSON.stringify(fallback) };
   }
+}
+
+/**
+ * A 200 answer streaming `stream`: its body (the readable) is made only if a host asks for it,
+ * and `sse` lets a host that can write to its connection directly attach instead.
+ */
+export function sseResponse(stream: SseStream): McpHttpResponse {
+  let body: McpHttpResponse["body"] | undefined;
+  const response: McpHttpResponse = {
+    status: 200,
+    headers: sseHeaders(),
+    get body() {
+      body ??= stream.readable;
+      return body;
+    },
+    set body(value) {
+      body = value;
+      delete response.sse;
+    },
+    sse: stream,
+  };
+  return response;
 }

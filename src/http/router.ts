@@ -14,16 +14,18 @@ import { isModernRequest } from "../server/modern-meta.js";
 import { McpAttributes } from "../telemetry/attributes.js";
 import { ServerOperation } from "../telemetry/server-operation.js";
 import type { Telemetry } from "../telemetry/telemetry.js";
-import { insufficientScope } from "./auth-gate.js";
-import { shuttingDown } from "./drain.js";
-import type { Caller, EndpointServices } from "./endpoint-services.js";
-import { type Identified, identifyCaller, type Verified } from "./identify-caller.js";
-import type { LegacyEra } from "./legacy/era.js";
-import { handleModern } from "./modern.js";
-import { clientAddressOf } from "./proxy.js";
-import { type RateLimit, withBudgetHeaders } from "./rate-limit.js";
+import { insufficientScope } from "./guards/auth-gate.js";
+import { shuttingDown } from "./streams/drain.js";
+import type { EndpointServices } from "./endpoint-services.js";
+import type { Caller } from "./caller.js";
+import { type Identified, identifyCaller, type Verified } from "./guards/identify-caller.js";
+import type { Discovery } from "./discovery/serve.js";
+import type { LegacyEra } from "./legacy/types.js";
+import { handleModern } from "./modern/era.js";
+import { clientAddressOf } from "./guards/proxy.js";
+import { type RateLimit, withBudgetHeaders } from "./guards/rate-limit.js";
 import { readMessage } from "./read-message.js";
-import { checkContentTypes, checkRequest } from "./request-checks.js";
+import { checkContentTypes, checkRequest } from "./guards/request-checks.js";
 import { errorResponse, methodNotAllowed } from "./responses.js";
 import type { McpHttpRequest, McpHttpResponse } from "./types.js";
 
@@ -39,6 +41,8 @@ export interface RouterOptions {
   hops: number;
   maxBodyBytes: number;
   allowedHosts: readonly string[] | undefined;
+  /** The Server Card and AI Catalog, when served. */
+  discovery: Discovery | undefined;
   /** True once the endpoint drains. */
   draining: () => boolean;
 }
@@ -55,6 +59,7 @@ export function createRouter(
   // Stateless legacy mode serves no GET streams and no DELETE: sessions are what they act on.
   const allow = legacy && !legacy.stateless ? "GET, POST, DELETE" : "POST";
   const checks = { ...options, info: core.server.info, allow };
+  const warnUnbound = unboundContextWarning(core, auth);
 
   return async (req, originAllowed) => {
     // While draining, only what finishes work already here gets through: a session's replies to
@@ -63,6 +68,7 @@ export function createRouter(
       return shuttingDown();
     const refused = checkRequest(req, originAllowed, checks);
     if (refused) return refused;
+    if (req.context) warnUnbound();
     // Only what needs it awaits: most requests carry no app context and meet no auth.
     const identified =
       req.context || auth ? await identifyCaller(req, auth, core.reportError) : ANONYMOUS;
@@ -76,6 +82,22 @@ export function createRouter(
     const read = readMessage(await req.body(options.maxBodyBytes), options.maxBodyBytes);
     if ("response" in read) return read.response;
     return traced(options, req, read.message, caller, verified);
+  };
+}
+
+/**
+ * Warns once when requests carry the app's context but the endpoint has no auth: the app knows
+ * its users, yet legacy sessions, tasks and `requestState` are bound to no one, so whoever holds
+ * an id may use them. Only the first request can tell: the context is the adapter's option.
+ */
+function unboundContextWarning(core: EndpointServices, auth: McpAuth | undefined): () => void {
+  let warned = auth !== undefined;
+  return () => {
+    if (warned) return;
+    warned = true;
+    core.warn(
+      "mcp-mount: requests carry the app's context but the endpoint has no auth, so legacy sessions, tasks and requestState are bound to no user; pass auth: appAuth(...) to bind them to the app's login",
+    );
   };
 }
 

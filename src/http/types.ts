@@ -1,4 +1,4 @@
-import type { SseStream } from "./sse.js";
+import type { SseStream } from "./streams/sse.js";
 
 /** The body of an incoming request, as the transport could read it. */
 export type BodyResult =

@@ -23,12 +23,12 @@ export type SessionMessage =
       error?: { code: number; message: string; data?: unknown };
     }
   | { t: "cancel"; requestId: string }
-  | { t: "subs"; uris: string[] }
+  /** New resource subscriptions; the holder of the GET stream answers `subs-ok` with `ack`. */
+  | { t: "subs"; uris: string[]; ack?: string }
+  | { t: "subs-ok"; ack: string }
   | { t: "take"; stream: string; by: string }
   /** The process that held a GET stream let go of it; its events up to `seq` are in the log. */
   | { t: "released"; stream: string; seq: number; by: string }
-  /** Is the process running this POST stream's request still there? (Answered on the stream.) */
-  | { t: "alive?"; stream: string }
   | { t: "end" };
 
 /**
@@ -40,8 +40,13 @@ export const LegacyChannels = {
   handoff: channel<Handoff>("legacy:handoff"),
   /** Session records that changed: every process drops its cached copy. */
   sessionRecords: channel<string>("legacy:sessions"),
-  /** What one process tells the others about a session. */
-  session: (sessionId: string): Channel<SessionMessage> => channel(`session:${sessionId}`),
-  /** A detached POST stream's events, for a resumption on another process. */
-  stream: (logKey: string): Channel<StreamEvent> => channel(`stream:${logKey}`),
+  /**
+   * What one process tells the others about a session. Sharded by the session: on a Redis
+   * Cluster it reaches only the node owning the session's slot.
+   */
+  session: (sessionId: string): Channel<SessionMessage> =>
+    channel(`session:${sessionId}`, sessionId),
+  /** A POST stream's events, for a resumption on another process; in the session's shard. */
+  stream: (sessionId: string, streamId: string): Channel<StreamEvent> =>
+    channel(`stream:${sessionId}/${streamId}`, sessionId),
 } as const;

@@ -2,9 +2,9 @@ import { ErrorCode, McpError } from "../../protocol/errors.js";
 import type { AuthInfo } from "../../server/types.js";
 import type { McpStore, SessionRecord } from "../../store/types.js";
 import type { EndpointServices } from "../endpoint-services.js";
-import { errorResponse } from "../responses.js";
-import { SseStream, sseResponse } from "../sse.js";
-import { granted } from "../stream-slots.js";
+import { errorResponse, sseResponse } from "../responses.js";
+import { SseStream } from "../streams/sse.js";
+import { granted } from "../streams/stream-slots.js";
 import type { McpHttpRequest, McpHttpResponse } from "../types.js";
 import type { StreamHandoffs } from "./handoff.js";
 import type { HeldSession } from "./held-session.js";
@@ -12,7 +12,7 @@ import { resumeElsewhere } from "./resume-elsewhere.js";
 import { PRIMING_VERSION } from "./run.js";
 import type { Sessions } from "./sessions.js";
 import { StoreUnavailable } from "./store-outage.js";
-import { streamOfEventId } from "./stream.js";
+import { streamOfEventId } from "./stream-ids.js";
 
 /** What serving a GET needs from the legacy era. */
 export interface GetStreamContext {
@@ -92,9 +92,12 @@ async function openStandalone(
       if (seq !== undefined) standalone.continueFrom(seq);
     };
     await standalone.resume(writer, lastEventId, local ? undefined : takeOver);
+    // A fresh id after the replay: the client resumes from here, and knows the stream is live.
+    if (record.protocolVersion >= PRIMING_VERSION && !standalone.ended) standalone.prime(writer);
   } else {
-    // Whichever process held this session's GET stream before lets go of it now.
-    void sessions.publish(record.id, { t: "take", stream: standalone.id, by: sessions.processId });
+    // This process holds the stream (a lease) before the client hears it is open; whichever
+    // process held it before lets go of it now.
+    await handoffs.claimNew(held, standalone);
     standalone.attach(writer);
     if (record.protocolVersion >= PRIMING_VERSION) standalone.prime(writer);
   }
@@ -119,6 +122,7 @@ async function resumePost(
   await resumeElsewhere(
     {
       store: context.store,
+      presence: context.sessions.presence,
       checkMs: context.resumeCheckMs,
       onError: (error) => context.core.reportError(error),
       onClose: () => context.sessions.release(held),

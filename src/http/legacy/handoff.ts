@@ -3,9 +3,19 @@ import type { McpStore } from "../../store/types.js";
 import type { EndpointServices } from "../endpoint-services.js";
 import { type Handoff, LegacyChannels, type SessionMessage } from "./channels.js";
 import type { HeldSession, RemoteEvent } from "./held-session.js";
+import { getStreamKey } from "./session-leases.js";
 import type { Sessions } from "./sessions.js";
 import { fromStore } from "./store-outage.js";
 import type { LegacyStream } from "./stream.js";
+
+/**
+ * How long the lease on a session's GET stream lasts unless renewed; the holder renews it every
+ * third of that while it holds the stream, so a dead holder's lease lapses on its own.
+ */
+const GET_LEASE_MS = 300_000;
+
+/** How often a takeover checks whether the old holder of a GET stream let go of its lease. */
+const LEASE_POLL_MS = 100;
 
 /** Longest wait for another process to take a GET stream over on shutdown. */
 const HANDOFF_WAIT_MS = 1_000;
@@ -29,12 +39,15 @@ export class StreamHandoffs {
   /** Takeovers waiting for the old holder of a GET stream to let go, by stream id. */
   readonly #released = new Map<string, (seq: number | undefined) => void>();
   readonly #offers: Promise<() => Promise<void>>;
+  readonly #renewal: ReturnType<typeof setInterval>;
 
   constructor(core: EndpointServices, store: McpStore, sessions: Sessions, retryMs: number) {
     this.#core = core;
     this.#store = store;
     this.#sessions = sessions;
     this.#retryMs = retryMs;
+    this.#renewal = setInterval(() => this.#renewLeases(), GET_LEASE_MS / 3);
+    (this.#renewal as { unref?: () => void }).unref?.();
     this.#offers = subscribe(store.bus, LegacyChannels.handoff, (handoff) => {
       this.#adopt(handoff).catch((error: unknown) => core.reportError(error));
     });
@@ -65,6 +78,37 @@ export class StreamHandoffs {
     );
   }
 
+  /**
+   * Records that this process holds the session's GET stream now (a lease in the store), and
+   * resolves with the other process that held it before, if any. A lease, not who answers on
+   * the bus: a publish's receiver count says nothing about the fleet on a Redis Cluster.
+   */
+  async claim(sessionId: string): Promise<string | undefined> {
+    const { leases } = this.#store;
+    const self = this.#sessions.processId;
+    const key = getStreamKey(sessionId);
+    await this.#sessions.presence.ensure();
+    const previous = await leases.holder(key);
+    if (previous !== undefined && previous !== self) await leases.release(key, previous);
+    await leases.acquire(key, self, GET_LEASE_MS);
+    return previous === self ? undefined : previous;
+  }
+
+  /**
+   * A new GET stream of a session opened here: takes its lease, then reads the session's
+   * resource subscriptions again. A `resources/subscribe` on another process tells the lease's
+   * holder, so one made before the lease was taken here is in the record read after it; then
+   * the process that held the stream before lets go.
+   */
+  async claimNew(held: HeldSession, standalone: LegacyStream): Promise<void> {
+    const previous = await this.claim(held.sessionId);
+    const record = await fromStore(this.#store.sessions.get(held.sessionId));
+    if (record) held.setSubscriptions(record.subscriptions);
+    if (previous === undefined) return;
+    const by = this.#sessions.processId;
+    await this.#sessions.publish(held.sessionId, { t: "take", stream: standalone.id, by });
+  }
+
   /** Offers every GET stream held here to the other processes, then closes them (a drain). */
   async offerAll(): Promise<void> {
     const held = this.#sessions.allHeld();
@@ -79,7 +123,19 @@ export class StreamHandoffs {
 
   /** Stops hearing offers (shutdown). */
   async close(): Promise<void> {
+    clearInterval(this.#renewal);
     await (await this.#offers.catch(() => async () => {}))();
+  }
+
+  /** Renews the leases of the GET streams held here. */
+  #renewLeases(): void {
+    const self = this.#sessions.processId;
+    for (const held of this.#sessions.allHeld()) {
+      if (!held.standalone) continue;
+      this.#store.leases
+        .renew(getStreamKey(held.sessionId), self, GET_LEASE_MS)
+        .catch((error: unknown) => this.#core.reportError(error));
+    }
   }
 
   /** Offers a session's GET stream to the other processes; resolves once one took it. */
@@ -101,8 +157,10 @@ export class StreamHandoffs {
       seq: standalone.seq,
       from: this.#sessions.processId,
     };
-    // This process hears its own offer too.
-    if ((await publish(this.#store.bus, LegacyChannels.handoff, handoff)) > 1) await taken;
+    await publish(this.#store.bus, LegacyChannels.handoff, handoff);
+    // Another process adopts the stream, and says so, if there is one; an in-process store
+    // (no epoch) means there is none.
+    if (this.#store.bus.epoch) await taken;
     stopListening();
   }
 
@@ -141,22 +199,44 @@ export class StreamHandoffs {
       };
       this.#released.set(standalone.id, done);
     });
-    await this.#sessions.held(sessionId)?.listen();
-    const message: SessionMessage = {
-      t: "take",
-      stream: standalone.id,
-      by: this.#sessions.processId,
-    };
-    const receivers = await publish(
-      this.#store.bus,
-      LegacyChannels.session(sessionId),
-      message,
-    ).catch((error: unknown) => {
+    const nobody = () => this.#released.get(standalone.id)?.(undefined);
+    const { leases } = this.#store;
+    const key = getStreamKey(sessionId);
+    const self = this.#sessions.processId;
+    try {
+      await this.#sessions.held(sessionId)?.listen();
+      await this.#sessions.presence.ensure();
+      const previous = await leases.holder(key);
+      // No other holder, or one that is gone: nobody will say it let go.
+      if (previous === undefined || previous === self) nobody();
+      else if (!(await this.#sessions.presence.isPresent(previous))) nobody();
+      else {
+        const message: SessionMessage = { t: "take", stream: standalone.id, by: self };
+        await publish(this.#store.bus, LegacyChannels.session(sessionId), message);
+        // It says so, or (having let go already, before this asked) its lease is gone.
+        void this.#untilLeaseLeft(key, previous, released).then(nobody);
+      }
+      const seq = await released;
+      if (previous !== undefined && previous !== self) await leases.release(key, previous);
+      await leases.acquire(key, self, GET_LEASE_MS);
+      return seq;
+    } catch (error) {
       this.#core.reportError(error);
-      return 0;
+      nobody();
+      return released;
+    }
+  }
+
+  /** Resolves once `holder` no longer holds the lease `key`, or `settled` settles. */
+  async #untilLeaseLeft(key: string, holder: string, settled: Promise<unknown>): Promise<void> {
+    let done = false;
+    void settled.then(() => {
+      done = true;
     });
-    // This process hears its own message; nobody else listening means nobody holds the stream.
-    if (receivers <= 1) this.#released.get(standalone.id)?.(undefined);
-    return released;
+    while (!done) {
+      await new Promise((resolve) => setTimeout(resolve, LEASE_POLL_MS));
+      if (done) return;
+      if ((await this.#store.leases.holder(key).catch(() => holder)) !== holder) return;
+    }
   }
 }

@@ -1,17 +1,21 @@
 import { ErrorCode, McpError } from "../../protocol/errors.js";
-import type { JsonObject, JsonRpcMessage, RequestId } from "../../protocol/messages.js";
+import type { JsonObject, RequestId } from "../../protocol/messages.js";
 import {
   type JsonRpcReply,
   PendingRequests,
   settleWithReply,
 } from "../../protocol/pending-requests.js";
-import type { ChangeSink, OutgoingChange } from "../../server/listen-hub.js";
+import { type ChangeSink, sessionWants } from "../../server/listen-hub.js";
 import type { ChangeEvent } from "../../server/mcp-server.js";
 import { publish, subscribe } from "../../store/channels.js";
-import type { EventBus, EventLog } from "../../store/types.js";
+import type { EventBus, EventLog, LeaseStore } from "../../store/types.js";
 import type { LazyAbort } from "../../utils/lazy-abort.js";
 import { LegacyChannels, type SessionMessage } from "./channels.js";
-import { LegacyStream, postStreamId, type StreamEvent } from "./stream.js";
+import { cancelledAmong } from "./early-cancel.js";
+import { GetStreamSink, subscriptionSet } from "./get-stream-sink.js";
+import { getStreamKey, WAITING_MARGIN_MS, waitingKey } from "./session-leases.js";
+import { LegacyStream, type StreamEvent } from "./stream.js";
+import { postStreamId, randomId } from "./stream-ids.js";
 
 /** What another process tells a held session that the legacy era itself acts on. */
 export type RemoteEvent = Extract<SessionMessage, { t: "end" | "take" | "released" }>;
@@ -22,21 +26,13 @@ export interface HeldSessionOptions {
   bus: EventBus;
   /** This process, for telling its own messages from others'. */
   processId: string;
+  /** Where this process says which server requests it awaits (see {@link waitingKey}). */
+  leases: LeaseStore;
+  /** Resolves once this process is known as present to the others (see Presence). */
+  present: () => Promise<void>;
   /** Longest wait for the client's answer to a server request. */
   requestTimeoutMs: number;
   onError: (error: unknown) => void;
-}
-
-const NO_SUBSCRIPTIONS: ReadonlySet<string> = new Set();
-
-/** The session's resource subscriptions as a set; most have none, and share one empty set. */
-function subscriptionSet(uris: Iterable<string>): ReadonlySet<string> {
-  const set = new Set(uris);
-  return set.size === 0 ? NO_SUBSCRIPTIONS : set;
-}
-
-function randomId(): string {
-  return crypto.randomUUID().replace(/-/g, "").slice(0, 16);
 }
 
 /**
@@ -101,13 +97,25 @@ export class HeldSession {
   listen(): Promise<void> {
     const options = this.#options;
     const channel = LegacyChannels.session(this.sessionId);
-    this.#unsubscribe ??= subscribe(options.bus, channel, (message) =>
-      this.#receive(message),
-    ).catch((error: unknown) => {
-      options.onError(error);
-      return undefined;
-    });
+    this.#unsubscribe ??= subscribe(options.bus, channel, (message) => this.#receive(message))
+      .then((stop) => {
+        this.#cancelEarly();
+        return stop;
+      })
+      .catch((error: unknown) => {
+        options.onError(error);
+        return undefined;
+      });
     return this.#unsubscribe.then(() => undefined);
+  }
+
+  /** Cancels requests that ran before this listened, if a cancellation was kept meanwhile. */
+  #cancelEarly(): void {
+    const running = [...(this.#running?.keys() ?? [])];
+    if (running.length === 0) return;
+    cancelledAmong(this.#options.leases, this.sessionId, running).then((ids) => {
+      for (const id of ids) this.cancel(id);
+    }, this.#options.onError);
   }
 
   /** Listens for the session's end and its GET stream's take-over; returns the way to stop. */
@@ -136,8 +144,10 @@ export class HeldSession {
   /** A new logical stream for a POST response; its events are forwarded on the bus too. */
   openStream(requestId?: RequestId): LegacyStream {
     void this.listen();
-    const id = requestId === undefined ? randomId() : postStreamId(randomId(), requestId);
-    const channel = LegacyChannels.stream(`${this.sessionId}/${id}`);
+    // Whoever resumes this stream elsewhere reads this process's presence to know it runs.
+    this.#options.present().catch(this.#options.onError);
+    const id = postStreamId(randomId(), this.#options.processId, requestId);
+    const channel = LegacyChannels.stream(this.sessionId, id);
     const stream = new LegacyStream({
       sessionId: this.sessionId,
       id,
@@ -181,7 +191,16 @@ export class HeldSession {
   takeStandalone(): LegacyStream | undefined {
     const standalone = this.#standalone;
     this.#standalone = undefined;
+    // Its lease goes once every event it sent is logged: a taker that sees the lease gone
+    // reads them all from the log.
+    if (standalone) void standalone.flushed().then(() => this.#releaseGetLease());
     return standalone;
+  }
+
+  /** Frees the GET stream's lease, if this process still holds it. */
+  #releaseGetLease(): void {
+    const { leases, processId, onError } = this.#options;
+    leases.release(getStreamKey(this.sessionId), processId).catch(onError);
   }
 
   /** Sends a server-to-client request on `stream` and waits for the client's answer. */
@@ -192,17 +211,34 @@ export class HeldSession {
     signal: AbortSignal,
     onSent?: (id: RequestId) => void,
   ): Promise<JsonObject> {
-    await this.listen();
+    const options = this.#options;
     const id = `s${++this.#nextRequest}-${randomId()}`;
+    const timeoutMs = options.requestTimeoutMs;
+    // Before the request goes out: the answer may be posted to another process at once, which
+    // routes it here only while this lease says this process waits for it.
+    const waiting = waitingKey(this.sessionId, id);
+    await Promise.all([
+      this.listen(),
+      options.present(),
+      options.leases.acquire(waiting, options.processId, timeoutMs + WAITING_MARGIN_MS),
+    ]);
     onSent?.(id);
-    const timeoutMs = this.#options.requestTimeoutMs;
     this.#pending ??= new PendingRequests();
-    return this.#pending.request(id, () => stream.send({ jsonrpc: "2.0", id, method, params }), {
-      timeoutMs,
-      signal,
-      timeoutError: () => new Error(`The client did not answer ${method} within ${timeoutMs} ms`),
-      abortError: () => new Error(`${method} was cancelled`),
-    });
+    try {
+      return await this.#pending.request(
+        id,
+        () => stream.send({ jsonrpc: "2.0", id, method, params }),
+        {
+          timeoutMs,
+          signal,
+          timeoutError: () =>
+            new Error(`The client did not answer ${method} within ${timeoutMs} ms`),
+          abortError: () => new Error(`${method} was cancelled`),
+        },
+      );
+    } finally {
+      options.leases.release(waiting, options.processId).catch(options.onError);
+    }
   }
 
   /** Routes the client's answer to a server request; false when none waits here. */
@@ -217,7 +253,7 @@ export class HeldSession {
 
   /** Whether the GET stream wants `event`: list changes, and updates of subscribed resources. */
   wants(event: ChangeEvent): boolean {
-    return event.kind === "resource" ? this.#subscriptions.has(event.uri) : event.kind !== "task";
+    return sessionWants(event, this.#subscriptions);
   }
 
   /** Ends everything this process holds for the session, and stops listening to it. */
@@ -225,7 +261,10 @@ export class HeldSession {
     for (const abort of this.#running?.values() ?? []) abort.abort(new Error(reason));
     this.#pending?.rejectAll(new McpError(ErrorCode.InternalError, reason));
     for (const stream of this.#streams?.values() ?? []) stream.end();
-    this.#standalone?.end();
+    if (this.#standalone) {
+      this.#standalone.end();
+      this.#releaseGetLease();
+    }
     this.#streams?.clear();
     this.#running?.clear();
     this.#standalone = undefined;
@@ -243,40 +282,19 @@ export class HeldSession {
         break;
       case "subs":
         this.setSubscriptions(message.uris);
-        break;
-      case "alive?":
-        if (this.#streams?.has(message.stream)) {
-          const channel = LegacyChannels.stream(`${this.sessionId}/${message.stream}`);
-          publish(this.#options.bus, channel, { alive: true }).catch(this.#options.onError);
+        // The process that stored the change answers its client once the GET stream's holder
+        // has it: on a Redis Cluster this message and the next change travel different paths.
+        if (message.ack !== undefined && this.#standalone) {
+          const channel = LegacyChannels.session(this.sessionId);
+          publish(this.#options.bus, channel, { t: "subs-ok", ack: message.ack }).catch(
+            this.#options.onError,
+          );
         }
+        break;
+      case "subs-ok":
         break;
       default:
         for (const listener of [...(this.#listeners ?? [])]) listener(message);
     }
-  }
-}
-
-/** The change sink of a session's GET stream: one small object, its methods on the prototype. */
-class GetStreamSink implements ChangeSink {
-  readonly #held: HeldSession;
-
-  constructor(held: HeldSession) {
-    this.#held = held;
-  }
-
-  wants(event: ChangeEvent): boolean {
-    return this.#held.wants(event);
-  }
-
-  deliver(message: JsonRpcMessage, change: OutgoingChange): void {
-    this.#held.standalone?.send(message, change.json);
-  }
-
-  keepAlive(): void {
-    this.#held.standalone?.keepAlive();
-  }
-
-  end(): void {
-    this.#held.standalone?.end();
   }
 }

@@ -66,6 +66,19 @@ export function sessionError(
   return errorResponse(status, new McpError(ErrorCode.InvalidRequest, message), { id });
 }
 
+/**
+ * 429 to an `initialize` from a client at `maxSessionsPerClient` whose sessions beyond it are
+ * all active (a stream open, a request running): none can end for the new one.
+ */
+export function tooManySessions(id?: JsonRpcRequest["id"]): McpHttpResponse {
+  const message =
+    "Too many sessions for this client, every one of them active; end one first (DELETE)";
+  return errorResponse(429, new McpError(ErrorCode.InternalError, message), {
+    id,
+    headers: { "retry-after": "5" },
+  });
+}
+
 /** 400 when the request names a protocol version this era does not speak. */
 export function versionHeaderError(
   req: McpHttpRequest,

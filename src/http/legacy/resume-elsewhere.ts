@@ -1,15 +1,19 @@
 import { ErrorCode, McpError } from "../../protocol/errors.js";
 import type { JsonRpcMessage } from "../../protocol/messages.js";
-import { publish, subscribe } from "../../store/channels.js";
+import { subscribe } from "../../store/channels.js";
 import type { McpStore } from "../../store/types.js";
 import { errorMessage } from "../responses.js";
-import type { SseStream } from "../sse.js";
+import type { SseStream } from "../streams/sse.js";
 import { LegacyChannels } from "./channels.js";
-import { LegacyStream, requestIdOfStream } from "./stream.js";
+import type { Presence } from "./presence.js";
+import { LegacyStream } from "./stream.js";
+import { ownerOfStream, requestIdOfStream } from "./stream-ids.js";
 
 /** What {@link resumeElsewhere} needs from the legacy era. */
 export interface ResumeContext {
   store: McpStore;
+  /** Tells a live process from a dead one. */
+  presence: Presence;
   /** How often the process running the request is checked (and a keep-alive sent). */
   checkMs: number;
   onError(error: unknown): void;
@@ -20,9 +24,11 @@ export interface ResumeContext {
 /**
  * Resumes on this process a POST response stream whose request runs on another: replays its
  * log, then goes on live from the bus, with a keep-alive and a check every `checkMs` that the
- * other process is still there. Two checks without a word from it end the stream with a
- * retryable error for its request (its id rides in the stream id), in the log too, so later
- * resumptions end at once. A foreign or unknown stream replays nothing and closes.
+ * other process (named in the stream id) keeps its presence in the store. Once it has lost it
+ * (killed, say), the stream ends with a retryable error for its request (its id rides in the
+ * stream id), in the log too, so later resumptions end at once. A process that is merely slow
+ * keeps its presence, and its stream goes on. A foreign or unknown stream replays nothing and
+ * closes.
  */
 export async function resumeElsewhere(
   context: ResumeContext,
@@ -33,21 +39,26 @@ export async function resumeElsewhere(
 ): Promise<void> {
   const { store, onError } = context;
   const stream = new LegacyStream({ sessionId, id: streamId, log: store.events, onError });
-  let heard = true;
-  const unsubscribe = await subscribe(store.bus, LegacyChannels.stream(stream.logKey), (event) => {
-    heard = true;
-    stream.relay(event);
-  });
-  let missed = 0;
+  const unsubscribe = await subscribe(
+    store.bus,
+    LegacyChannels.stream(sessionId, streamId),
+    (event) => stream.relay(event),
+  );
+  const owner = ownerOfStream(streamId);
+  let checking = false;
   const check = setInterval(() => {
-    if (stream.ended) return;
+    if (stream.ended || checking) return;
     writer.writeRaw(":\n\n");
-    if (heard) missed = 0;
-    else if (++missed >= 2) return ownerGone(stream);
-    heard = false;
-    publish(store.bus, LegacyChannels.session(sessionId), { t: "alive?", stream: streamId }).catch(
-      onError,
-    );
+    if (owner === undefined) return;
+    checking = true;
+    context.presence
+      .isPresent(owner)
+      .then((present) => {
+        if (!present && !stream.ended) ownerGone(stream);
+      }, onError)
+      .finally(() => {
+        checking = false;
+      });
   }, context.checkMs);
   (check as { unref?: () => void }).unref?.();
   writer.onClose(() => {

@@ -3,12 +3,15 @@ import type { JsonObject, JsonRpcRequest, RequestId } from "../../protocol/messa
 import { answerDepthError, paramsDepthError } from "../../protocol/params.js";
 import type { LogLevel } from "../../protocol/versions.js";
 import type { TransportContext } from "../../server/context.js";
+import { isStreamMethod } from "../../server/extension.js";
 import type { Implementation } from "../../server/types.js";
 import { LazyAbort } from "../../utils/lazy-abort.js";
-import type { Caller, EndpointServices } from "../endpoint-services.js";
+import type { EndpointServices } from "../endpoint-services.js";
+import type { Caller } from "../caller.js";
 import { exchange } from "../exchange.js";
 import { errorResponse } from "../responses.js";
-import { sseHeaders, SseStream } from "../sse.js";
+import { sseHeaders, SseStream } from "../streams/sse.js";
+import { granted } from "../streams/stream-slots.js";
 import type { McpHttpResponse } from "../types.js";
 import type { LegacyStream } from "./stream.js";
 
@@ -53,6 +56,8 @@ export interface LegacyRequest {
   peer: LegacyPeer;
   host: RequestHost;
   caller: Caller;
+  /** Who sent it, for the per-client cap on streams (see `EndpointServices.clientOf`). */
+  client: string | undefined;
   /** `retry:` hint when the handler closes its stream early. */
   retryMs: number;
 }
@@ -71,6 +76,14 @@ export function runLegacyRequest(
   if (tooDeep) {
     host.done();
     return Promise.resolve(errorResponse(400, tooDeep, { id: request.id }));
+  }
+  // A stream method (events/stream) is a long-lived connection: it takes a slot, as in the
+  // modern era, and ends with its connection (which otherwise is not cancellation here).
+  const endsWithConnection = isStreamMethod(core.dispatchServices.extensions ?? [], request.method);
+  const slot = endsWithConnection ? core.slots.take(run.client, request.id) : undefined;
+  if (slot !== undefined && !granted(slot)) {
+    host.done();
+    return Promise.resolve(slot);
   }
   // Disconnecting is not cancellation in this era; notifications/cancelled and DELETE are.
   const abort = new LazyAbort();
@@ -92,10 +105,13 @@ export function runLegacyRequest(
         stream = opened;
         const writer = new SseStream();
         opened.attach(writer);
+        if (endsWithConnection)
+          writer.onClose(() => abort.abort(new Error("client closed the stream")));
         if (primes) opened.prime(writer);
         answer({ status: 200, headers: sseHeaders(), body: writer.readable });
         return {
           send: (message) => opened.send(message),
+          writable: () => opened.writable(),
           // Logged with the end, so a client resuming on another process gets it at once.
           end({ body }) {
             opened.send(body as never);
@@ -110,6 +126,7 @@ export function runLegacyRequest(
         }),
       done() {
         untrack();
+        slot?.();
         host.done();
       },
     },
@@ -139,6 +156,7 @@ function legacyTransport(
     send: (notification) => {
       if (!abort.aborted) stream().send(notification);
     },
+    writable: () => stream().writable(),
     request: ask
       ? async (method, params, signal, _key, onSent) => {
           const answer = await ask(stream(), method, params, signal, onSent);

@@ -1,5 +1,5 @@
 import { publish, subscribe } from "../../store/channels.js";
-import type { EventBus, SessionRecord, SessionStore } from "../../store/types.js";
+import type { EventBus, SessionRecord, SessionStore, SessionUse } from "../../store/types.js";
 import { LegacyChannels } from "./channels.js";
 
 /** Longest time a record is served from memory; a quarter of the idle timeout when shorter. */
@@ -7,10 +7,11 @@ const MAX_FRESH_MS = 5_000;
 
 /**
  * Session records of recent requests, kept in this process when the store is shared (Redis), so
- * that a request on a warm session costs no store round trip. Any change (log level,
+ * that a request on a warm session costs one cheap store command (`touch`: the session still
+ * lives, its idle clock reset) instead of reading and parsing its record. Any change (log level,
  * subscriptions, delete, eviction) is announced on the bus and drops the entry everywhere;
- * entries also go stale after a short time, and the next request then reads the store, which
- * resets the session's idle clock (so idle order in the store is kept to within that time).
+ * entries also go stale after a short time, and the next request then reads the store whole,
+ * which refreshes the session's place in the idle order (so it is kept to within that time).
  */
 export class SessionCache {
   readonly #store: SessionStore;
@@ -42,19 +43,25 @@ export class SessionCache {
 
   /**
    * The session, from memory when fresh, else from the store (undefined when gone). `keep`
-   * false reads without caching: a notification alone does not make a session warm.
+   * false reads without caching: a notification alone does not make a session warm. `use` goes
+   * with the read or the touch, in the same round trip.
    */
-  async get(id: string, keep = true): Promise<SessionRecord | undefined> {
+  async get(id: string, keep = true, use?: SessionUse): Promise<SessionRecord | undefined> {
     // An in-process bus means an in-process store: reading it costs no round trip.
-    if (!this.#bus.epoch) return this.#store.get(id);
+    if (!this.#bus.epoch) return this.#store.get(id, use);
     const now = performance.now();
     this.#forgetStale(now);
     const entry = this.#entries.get(id);
     // Another process's change is heard only through the bus: trust entries of this epoch only.
     const epoch = this.#listening ? this.#bus.epoch() : -1;
-    if (entry && epoch >= 0 && entry.epoch === epoch && now - entry.fetched < this.#freshMs)
-      return entry.record;
-    const record = await this.#store.get(id);
+    if (entry && epoch >= 0 && entry.epoch === epoch && now - entry.fetched < this.#freshMs) {
+      // The record may be stale a moment, not its life: a session ended on another process is
+      // refused here at once (that process's message to drop it may still be on its way).
+      if (await this.#store.touch(id, use)) return entry.record;
+      this.#entries.delete(id);
+      return undefined;
+    }
+    const record = await this.#store.get(id, use);
     this.#entries.delete(id);
     if (!record) return undefined;
     if (keep && epoch >= 0) this.#entries.set(id, { record, fetched: now, epoch });

@@ -5,10 +5,11 @@ import { principalKey } from "../../server/access.js";
 import { isSessionMethod } from "../../server/session-methods.js";
 import type { AuthInfo, Implementation } from "../../server/types.js";
 import type { McpStore, SessionRecord } from "../../store/types.js";
-import type { Caller, EndpointServices } from "../endpoint-services.js";
+import type { EndpointServices } from "../endpoint-services.js";
+import type { Caller } from "../caller.js";
 import { errorResponse } from "../responses.js";
 import type { McpHttpRequest, McpHttpResponse } from "../types.js";
-import type { LegacyEra, LegacySettings } from "./era.js";
+import type { LegacyEra, LegacySettings } from "./types.js";
 import { serveGet } from "./get-stream.js";
 import { StreamHandoffs } from "./handoff.js";
 import type { HeldSession } from "./held-session.js";
@@ -19,13 +20,15 @@ import {
   requestIdOf,
   sessionError,
   shuttingDown,
+  tooManySessions,
   sortMessage,
   versionHeaderError,
 } from "./incoming.js";
 import { type LegacyPeer, type RequestHost, runLegacyRequest } from "./run.js";
 import { answerOverHttp } from "./session-methods.js";
+import { SessionQuota } from "./session-quota.js";
 import { Sessions } from "./sessions.js";
-import { answer503OnStoreOutage } from "./store-outage.js";
+import { answer503OnStoreOutage, fromStore } from "./store-outage.js";
 
 /**
  * The legacy era with sessions (PROTOCOL §3): `initialize` opens one, named by `Mcp-Session-Id`
@@ -39,6 +42,8 @@ export class SessionfulLegacy implements LegacyEra {
   readonly #settings: LegacySettings;
   readonly #sessions: Sessions;
   readonly #handoffs: StreamHandoffs;
+  /** Each client's cap of sessions (`maxSessionsPerClient`), counted in the store. */
+  readonly #quota: SessionQuota;
   readonly #store: McpStore;
   readonly #sweeper: ReturnType<typeof setInterval>;
   #handingOver: Promise<void> | undefined;
@@ -51,6 +56,12 @@ export class SessionfulLegacy implements LegacyEra {
       this.#handoffs.onRemote(held, event),
     );
     this.#handoffs = new StreamHandoffs(core, store, this.#sessions, settings.retryMs);
+    this.#quota = new SessionQuota({
+      sessions: store.sessions,
+      max: settings.maxSessionsPerClient,
+      presence: this.#sessions.presence,
+      end: (id) => this.#sessions.end(id, "Session ended: too many sessions for this client"),
+    });
     this.#sweeper = setInterval(() => void this.#sessions.sweep(), settings.sweepIntervalMs);
     (this.#sweeper as { unref?: () => void }).unref?.();
   }
@@ -110,17 +121,23 @@ export class SessionfulLegacy implements LegacyEra {
     if (sorted.kind === "initialize") {
       if (sessionId !== null) return sessionError(400, "Session is already initialized", id);
       const client = this.#core.clientOf(req, auth);
+      if (client !== undefined && !(await fromStore(this.#quota.makeRoom(client))))
+        return tooManySessions(id);
       return answerInitialize(this.#core, sorted.request, (params, version) =>
         this.#sessions.open(params, version, principalKey(auth), client),
       );
     }
     if (sessionId === null) return sessionError(400, "Mcp-Session-Id header is required", id);
     // Only requests make a session warm: notifications and replies read it without caching.
-    const record = await this.#sessions.find(
-      sessionId,
-      principalKey(auth),
-      sorted.kind === "request",
-    );
+    // A request that runs here holds the session, marked active from this very read.
+    const keep = sorted.kind === "request";
+    const holds = keep && !isSessionMethod(sorted.request.method) && !this.#sessions.draining;
+    const client = this.#core.clientOf(req, auth);
+    const record = await this.#sessions.find(sessionId, principalKey(auth), {
+      keep,
+      client,
+      holds,
+    });
     if (!record) return sessionError(404, "Session not found", id);
     switch (sorted.kind) {
       case "reply":
@@ -130,7 +147,7 @@ export class SessionfulLegacy implements LegacyEra {
       case "notification":
         return this.#notification(record, sorted.notification);
       case "request":
-        return this.#request(record, sorted.request, caller);
+        return this.#request(record, sorted.request, caller, holds, client);
     }
   }
 
@@ -138,9 +155,15 @@ export class SessionfulLegacy implements LegacyEra {
     record: SessionRecord,
     request: JsonRpcRequest,
     caller: Caller,
+    holds: boolean,
+    client: string | undefined,
   ): Promise<McpHttpResponse> {
-    // A drain may have begun while the session was read: nothing new starts here now.
-    if (this.#sessions.draining) return shuttingDown(request.id);
+    // A drain may have begun while the session was read: nothing new starts here now (and the
+    // read's mark on the session goes).
+    if (this.#sessions.draining) {
+      if (holds) this.#sessions.release(this.#sessions.hold(record));
+      return shuttingDown(request.id);
+    }
     if (isSessionMethod(request.method)) {
       const { response, change } = answerOverHttp(request.method, request, record);
       if (change) await this.#sessions.update(record.id, change);
@@ -152,6 +175,7 @@ export class SessionfulLegacy implements LegacyEra {
       peer: peerOf(record),
       host: this.#hostIn(held),
       caller,
+      client,
       retryMs: this.#settings.retryMs,
     });
   }
@@ -184,7 +208,11 @@ export class SessionfulLegacy implements LegacyEra {
       );
     const sessionId = req.header("mcp-session-id");
     if (sessionId === null) return sessionError(400, "Mcp-Session-Id header is required");
-    const record = await this.#sessions.find(sessionId, principalKey(auth));
+    // serveGet holds the session: marked active from this very read.
+    const record = await this.#sessions.find(sessionId, principalKey(auth), {
+      client: this.#core.clientOf(req, auth),
+      holds: true,
+    });
     if (!record) return sessionError(404, "Session not found");
     const context = {
       core: this.#core,

@@ -1,22 +1,20 @@
 import type { JsonObject, JsonRpcErrorResponse, JsonRpcResult } from "../../protocol/messages.js";
 import { isObject } from "../../protocol/messages.js";
-import { paramsDepthError } from "../../protocol/params.js";
 import { publish } from "../../store/channels.js";
 import type { McpStore, SessionRecord } from "../../store/types.js";
-import { toBase64Url } from "../../utils/base64.js";
 import type { EndpointServices } from "../endpoint-services.js";
 import { AwaitingStreams } from "./awaiting-streams.js";
 import { LegacyChannels, type SessionMessage } from "./channels.js";
-import type { LegacySettings } from "./era.js";
+import { markCancelled } from "./early-cancel.js";
 import { HeldSession, type HeldSessionOptions, type RemoteEvent } from "./held-session.js";
+import { Presence } from "./presence.js";
+import { type RemoteContext, routeReply, tellHolder } from "./remote-session.js";
+import { SessionActivity } from "./session-activity.js";
 import { SessionCache } from "./session-cache.js";
-import { SessionQuota } from "./session-quota.js";
 import { fromStore } from "./store-outage.js";
 import type { LegacyStream } from "./stream.js";
-
-function newSessionId(): string {
-  return toBase64Url(crypto.getRandomValues(new Uint8Array(18)));
-}
+import { newSessionId } from "./stream-ids.js";
+import type { LegacySettings } from "./types.js";
 
 /**
  * The legacy sessions as this process sees them: their records (in the store, read through a
@@ -24,17 +22,18 @@ function newSessionId(): string {
  * running requests). Messages for a session held elsewhere travel on the session's bus channel.
  */
 export class Sessions {
-  /** This process, for telling its own bus messages from others'. */
-  readonly processId = crypto.randomUUID();
+  /** This process among those sharing the store: its id and its presence there. */
+  readonly presence: Presence;
   readonly #core: EndpointServices;
+  readonly #remote: RemoteContext;
   readonly #store: McpStore;
   readonly #settings: LegacySettings;
   readonly #held = new Map<string, HeldSession>();
   /** The change sinks of the GET streams held here, by session: their removal. */
   readonly #sinks = new Map<string, () => void>();
   readonly #cache: SessionCache;
-  /** Sessions opened here, per client (see `maxSessionsPerClient`). */
-  readonly #quota: SessionQuota;
+  /** This process's marks on the sessions it is busy with. */
+  readonly #activity: SessionActivity;
   readonly #onRemote: (held: HeldSession, event: RemoteEvent) => void;
   /** GET streams whose client left, awaiting a resumption. */
   readonly #awaiting: AwaitingStreams;
@@ -51,7 +50,14 @@ export class Sessions {
     this.#store = store;
     this.#settings = settings;
     this.#onRemote = onRemote;
-    this.#quota = new SessionQuota(settings.maxSessionsPerClient);
+    this.presence = new Presence(store.leases, (error) => core.reportError(error));
+    this.#remote = { store, presence: this.presence, onError: (error) => core.reportError(error) };
+    this.#activity = new SessionActivity(
+      store.sessions,
+      this.processId,
+      (id) => this.#held.has(id),
+      (error) => core.reportError(error),
+    );
     this.#awaiting = new AwaitingStreams({
       windowMs: settings.resumeWindowMs,
       capacity: core.slots.capacity,
@@ -64,6 +70,11 @@ export class Sessions {
       Math.min(settings.maxSessions, 10_000),
       (error) => core.reportError(error),
     );
+  }
+
+  /** This process, for telling its own bus messages from others'. */
+  get processId(): string {
+    return this.presence.processId;
   }
 
   /** True once a drain began: nothing new starts, GET streams are handed over. */
@@ -87,16 +98,27 @@ export class Sessions {
     return [...this.#held.values()];
   }
 
-  /** The session a request names, when it belongs to the request's principal. */
-  async find(
+  /**
+   * The session a request names, when it belongs to the request's principal; the request's
+   * `client` makes it that client's most recently used. A request that will `hold` the session
+   * (`holds`) marks it active in the same read, and must call {@link hold} once found.
+   */
+  find(
     sessionId: string,
     principal: string,
-    keep = true,
+    request: { keep?: boolean; client?: string | undefined; holds?: boolean } = {},
   ): Promise<SessionRecord | undefined> {
-    const record = await fromStore(this.#cache.get(sessionId, keep));
-    // Another principal presenting the id gets the same answer as an unknown session (§5).
-    if (record?.principal !== principal) return undefined;
-    return record;
+    const { keep = true, client, holds = false } = request;
+    const use = { client, activeFor: holds ? this.processId : undefined };
+    return this.#activity.read(sessionId, holds, async () => {
+      // A mark counts only while its owner is present: the first one waits for the presence.
+      const [record] = await Promise.all([
+        fromStore(this.#cache.get(sessionId, keep, use)),
+        holds ? fromStore(this.presence.ensure()) : undefined,
+      ]);
+      // Another principal presenting the id gets the same answer as an unknown session (§5).
+      return record?.principal === principal ? record : undefined;
+    });
   }
 
   /** Opens a session for an `initialize`; returns its id. */
@@ -115,11 +137,11 @@ export class Sessions {
       createdAt: Date.now(),
     };
     if (isObject(params.clientInfo)) record.clientInfo = params.clientInfo;
+    if (client !== undefined) record.client = client;
     const evicted = await fromStore(
       this.#store.sessions.create(record, this.#settings.maxSessions),
     );
     if (evicted.length > 0) await fromStore(this.#cache.changed(...evicted));
-    if (client !== undefined) await this.#limitSessionsOf(client, record.id);
     return record.id;
   }
 
@@ -141,8 +163,7 @@ export class Sessions {
     await fromStore(this.#store.sessions.update(sessionId, change));
     if (change.subscriptions) {
       this.#held.get(sessionId)?.setSubscriptions(change.subscriptions);
-      // The process holding the GET stream may be another one: tell it before acknowledging.
-      await this.publish(sessionId, { t: "subs", uris: change.subscriptions });
+      await fromStore(tellHolder(this.#remote, sessionId, change.subscriptions));
     }
     await fromStore(this.#cache.changed(sessionId));
   }
@@ -150,12 +171,15 @@ export class Sessions {
   /** What this process holds for a session, created on first need. */
   hold(record: SessionRecord): HeldSession {
     let held = this.#held.get(record.id);
+    this.#activity.held(record.id, !held);
     if (held) return held;
     // One options object for every held session: an idle GET stream's session costs less.
     this.#heldOptions ??= {
       log: this.#store.events,
       bus: this.#store.bus,
       processId: this.processId,
+      leases: this.#store.leases,
+      present: () => this.presence.ensure(),
       requestTimeoutMs: this.#settings.requestTimeoutMs,
       onError: (error) => this.#core.reportError(error),
     };
@@ -175,6 +199,7 @@ export class Sessions {
   release(held: HeldSession): void {
     if (!held.idle || this.#held.get(held.sessionId) !== held) return;
     this.#held.delete(held.sessionId);
+    this.#activity.released(held.sessionId);
     held.close("released");
   }
 
@@ -182,7 +207,7 @@ export class Sessions {
   drop(sessionId: string, reason: string): void {
     this.#awaiting.stop(sessionId);
     this.#held.get(sessionId)?.close(reason);
-    this.#held.delete(sessionId);
+    if (this.#held.delete(sessionId)) this.#activity.released(sessionId);
     this.disconnectChanges(sessionId);
   }
 
@@ -207,28 +232,17 @@ export class Sessions {
   }
 
   /** Answers a server request here, or through the bus on the process that sent it. */
-  async routeReply(
-    sessionId: string,
-    reply: JsonRpcResult | JsonRpcErrorResponse,
-  ): Promise<boolean> {
-    if (reply.id === undefined) return false;
-    const local = this.#held.get(sessionId);
-    if (local?.answer(reply.id, reply)) return true;
-    const message: SessionMessage = { t: "reply", id: String(reply.id) };
-    // Too deep to relay (or to trust): the request that asked gets an error in its place.
-    const tooDeep = paramsDepthError("result" in reply ? reply.result : reply.error);
-    if (tooDeep) message.error = tooDeep.toJSON();
-    else if ("result" in reply) message.result = reply.result;
-    else message.error = reply.error;
-    const receivers = await publish(this.#store.bus, LegacyChannels.session(sessionId), message);
-    // This process hears its own message when it holds the session; that does not count.
-    return receivers - (local?.listening ? 1 : 0) > 0;
+  routeReply(sessionId: string, reply: JsonRpcResult | JsonRpcErrorResponse): Promise<boolean> {
+    return fromStore(routeReply(this.#remote, this.#held.get(sessionId), sessionId, reply));
   }
 
   /** Cancels a client request of the session, here or on the process running it. */
   cancel(sessionId: string, requestId: string): void {
-    if (!this.#held.get(sessionId)?.cancel(requestId))
-      void this.publish(sessionId, { t: "cancel", requestId });
+    if (this.#held.get(sessionId)?.cancel(requestId)) return;
+    // Kept in the store first, for a running process not yet listening (see early-cancel.ts).
+    markCancelled(this.#store.leases, this.processId, sessionId, requestId)
+      .catch((error: unknown) => this.#core.reportError(error))
+      .then(() => this.publish(sessionId, { t: "cancel", requestId }));
   }
 
   /** The client left the session's GET stream: it waits for a resumption (see {@link AwaitingStreams}). */
@@ -280,11 +294,6 @@ export class Sessions {
   async close(reason: string): Promise<void> {
     for (const sessionId of [...this.#held.keys()]) this.drop(sessionId, reason);
     await this.#cache.close();
-  }
-
-  /** Ends a client's own oldest sessions beyond `maxSessionsPerClient` (see {@link SessionQuota}). */
-  async #limitSessionsOf(client: string, sessionId: string): Promise<void> {
-    for (const oldest of this.#quota.add(client, sessionId))
-      await this.end(oldest, "Session ended: too many sessions for this client");
+    await this.presence.stop().catch((error: unknown) => this.#core.reportError(error));
   }
 }

@@ -1,10 +1,11 @@
 import type { JsonRpcRequest } from "../../protocol/messages.js";
 import { isSessionMethod } from "../../server/session-methods.js";
 import type { EventLog } from "../../store/types.js";
-import type { Caller, EndpointServices } from "../endpoint-services.js";
+import type { EndpointServices } from "../endpoint-services.js";
+import type { Caller } from "../caller.js";
 import { methodNotAllowed } from "../responses.js";
 import type { McpHttpRequest, McpHttpResponse } from "../types.js";
-import type { LegacyEra } from "./era.js";
+import type { LegacyEra } from "./types.js";
 import {
   answerInitialize,
   isAnswer,
@@ -100,6 +101,7 @@ export class StatelessLegacy implements LegacyEra {
       peer: { protocolVersion, capabilities: {} },
       host: sessionlessHost(),
       caller,
+      client: this.#core.clientOf(req, caller.auth),
       retryMs: this.#retryMs,
     });
   }

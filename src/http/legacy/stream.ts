@@ -1,18 +1,8 @@
-import type { JsonObject, JsonRpcMessage, RequestId } from "../../protocol/messages.js";
+import type { JsonObject, JsonRpcMessage } from "../../protocol/messages.js";
 import type { EventLog, LoggedEvent } from "../../store/types.js";
-import { fromBase64, fromUtf8, toBase64Url, utf8 } from "../../utils/base64.js";
-import type { SseStream } from "../sse.js";
-
-/** Separates a stream id from the event counter inside an SSE event id. */
-const SEPARATOR = ".";
-/** The counter of the marker event that records the end of a stream in its log. */
-const END = "end";
-
-/** The stream an SSE event id belongs to. */
-export function streamOfEventId(eventId: string): string | undefined {
-  const at = eventId.lastIndexOf(SEPARATOR);
-  return at > 0 ? eventId.slice(0, at) : undefined;
-}
+import type { SseStream } from "../streams/sse.js";
+import { RelayOrder } from "./relay-order.js";
+import { endMarkerId, eventId, isEndMarker, seqOf } from "./stream-ids.js";
 
 /** True for `{}`: the message of a priming event, which is never replayed. */
 function isEmpty(message: JsonObject): boolean {
@@ -20,39 +10,17 @@ function isEmpty(message: JsonObject): boolean {
   return true;
 }
 
-function seqOf(eventId: string): number {
-  return Number(eventId.slice(eventId.lastIndexOf(SEPARATOR) + 1));
-}
-
-/** Longest request id carried in a stream id (longer ones are not carried). */
-const MAX_CARRIED_ID = 96;
+/**
+ * How many changes another process delivered on a stream that a resumption here remembers:
+ * this process may hear one of them late, after it took the stream over, and skips it.
+ */
+const REMEMBERED_CHANGES = 64;
 
 /**
- * A new POST stream's id: random, then the request's id, so a process resuming the stream
- * elsewhere can answer that request if the process running it is gone.
+ * What a stream tells other processes, for a resumption there: its events, and its end after
+ * its last event's counter.
  */
-export function postStreamId(random: string, requestId: RequestId): string {
-  const carried = toBase64Url(utf8(JSON.stringify(requestId)));
-  return carried.length <= MAX_CARRIED_ID ? `${random}r${carried}` : random;
-}
-
-/** The request id a POST stream's id carries, if any. */
-export function requestIdOfStream(streamId: string): RequestId | undefined {
-  const at = streamId.indexOf("r");
-  if (at < 0) return undefined;
-  try {
-    const id: unknown = JSON.parse(fromUtf8(fromBase64(streamId.slice(at + 1))));
-    return typeof id === "string" || typeof id === "number" ? id : undefined;
-  } catch {
-    return undefined;
-  }
-}
-
-/**
- * What a stream tells other processes while no connection of its own is attached: its events,
- * its end, and that the process running it is still there (an answer to a check).
- */
-export type StreamEvent = LoggedEvent | { end: true } | { alive: true };
+export type StreamEvent = LoggedEvent | { end: true; seq?: number };
 
 /** Options of {@link LegacyStream}. */
 export interface LegacyStreamOptions {
@@ -76,10 +44,14 @@ export class LegacyStream {
   #seq = 0;
   #writer: SseStream | undefined;
   #ended = false;
-  /** Highest counter written to the current connection, so replays never repeat an event. */
+  /** Highest counter applied to the current connection, so replays never repeat an event. */
   #written = 0;
+  /** Puts events relayed from another process in order (made at the first). */
+  #order: RelayOrder | undefined;
   #holding: StreamEvent[] | undefined;
-  #queued: JsonRpcMessage[] | undefined;
+  #queued: { message: JsonRpcMessage; change: string | undefined }[] | undefined;
+  /** Changes another process delivered on this stream lately (see {@link REMEMBERED_CHANGES}). */
+  #delivered: Set<string> | undefined;
   /** The last append to the log, so a handover can wait until the log holds every event. */
   #appended: Promise<void> = Promise.resolve();
 
@@ -133,20 +105,36 @@ export class LegacyStream {
   release(): void {
     const queued = this.#queued;
     this.#queued = undefined;
-    for (const message of queued ?? []) this.send(message);
+    for (const { message, change } of queued ?? []) this.send(message, undefined, change);
+  }
+
+  /** Notes a change another process delivered on this stream, so this one never repeats it. */
+  #remember(event: StreamEvent): void {
+    if (!("eid" in event) || event.eid === undefined) return;
+    this.#delivered ??= new Set();
+    this.#delivered.add(event.eid);
+    if (this.#delivered.size > REMEMBERED_CHANGES)
+      this.#delivered.delete(this.#delivered.values().next().value!);
   }
 
   /**
    * Logs `message` and writes it to the connection, if one is attached; `json` is its JSON
    * text when the caller has it already (one change sent to many streams is serialised once).
+   * `change` is the id of the change it delivers: one that another process delivered on this
+   * stream already (before a takeover) is skipped.
    */
-  send(message: JsonRpcMessage, json?: string): void {
+  send(message: JsonRpcMessage, json?: string, change?: string): void {
+    if (change !== undefined && this.#delivered?.has(change)) return;
     if (this.#queued) {
-      this.#queued.push(message);
+      this.#queued.push({ message, change });
       return;
     }
     const seq = ++this.#seq;
-    const event = { id: `${this.id}${SEPARATOR}${seq}`, message: message as unknown as JsonObject };
+    const event: LoggedEvent = {
+      id: eventId(this.id, seq),
+      message: message as unknown as JsonObject,
+    };
+    if (change !== undefined) event.eid = change;
     this.#append(event);
     // Always forwarded: the connection may be gone before this process notices, and a
     // resumption elsewhere drops what it already replayed.
@@ -155,31 +143,47 @@ export class LegacyStream {
     else this.#write(event, seq, json);
   }
 
+  /** Resolves once the attached connection's reader caught up (see `SseStream.writable`). */
+  writable(): Promise<void> {
+    return this.#writer?.writable() ?? Promise.resolve();
+  }
+
   /** Writes an event with an id and no data, so the client has a `Last-Event-ID` at once. */
   prime(writer: SseStream): void {
-    const id = `${this.id}${SEPARATOR}${++this.#seq}`;
-    this.#append({ id, message: {} });
-    writer.writeRaw(`id: ${id}\ndata: \n\n`);
+    const event = { id: eventId(this.id, ++this.#seq), message: {} };
+    this.#append(event);
+    // Forwarded too, so a resumption elsewhere sees no gap in the counters.
+    this.#options.forward?.(event);
+    writer.writeRaw(`id: ${event.id}\ndata: \n\n`);
     this.#written = this.#seq;
   }
 
-  /** Writes an event that this stream, or its owner on another process, produced. */
+  /** Writes an event that this stream's owner on another process produced, in order. */
   relay(event: StreamEvent): void {
+    this.#remember(event);
     if (this.#holding) {
       this.#holding.push(event);
       return;
     }
-    if ("alive" in event) return;
-    if ("end" in event) {
-      this.end();
-      return;
-    }
-    this.#write(event, seqOf(event.id));
+    if (this.#ended) return;
+    const stream = this;
+    this.#order ??= new RelayOrder({
+      get written() {
+        return stream.#written;
+      },
+      write: (logged, seq) => this.#write(logged, seq),
+      end: () => this.end(),
+      after: (seq) => this.#options.log.after(this.logKey, eventId(this.id, seq)),
+      onError: this.#options.onError,
+    });
+    if ("end" in event) this.#order.end(event.seq);
+    else this.#order.event(event);
   }
 
   #write(event: LoggedEvent, seq: number, json?: string): void {
-    if (!this.#writer || seq <= this.#written || isEmpty(event.message)) return;
+    if (seq <= this.#written) return;
     this.#written = seq;
+    if (!this.#writer || isEmpty(event.message)) return;
     this.#writer.sendJson(json ?? JSON.stringify(event.message), event.id);
   }
 
@@ -201,7 +205,14 @@ export class LegacyStream {
     try {
       // Such as: the process that held the stream lets go, its last events logged.
       await before?.();
-      replay = await this.#options.log.after(this.logKey, lastEventId);
+      const log = this.#options.log;
+      // The changes delivered just before `lastEventId` too: this process may hear one late.
+      const seen = Math.max(1, seqOf(lastEventId) - REMEMBERED_CHANGES);
+      const earlier = Number.isFinite(seen) ? log.after(this.logKey, eventId(this.id, seen)) : [];
+      [replay] = await Promise.all([log.after(this.logKey, lastEventId), earlier]);
+      // Only those the client saw: a read made after the replay's may hold newer ones.
+      for (const event of (await earlier) ?? [])
+        if (seqOf(event.id) <= seqOf(lastEventId)) this.#remember(event);
     } catch (error) {
       this.#holding = undefined;
       this.release();
@@ -211,12 +222,18 @@ export class LegacyStream {
     this.attach(writer);
     this.#written = Number.isFinite(seqOf(lastEventId)) ? seqOf(lastEventId) : 0;
     this.#seq = Math.max(this.#seq, this.#written);
-    for (const event of [...(replay ?? []), ...held]) {
-      if ("id" in event && event.id.endsWith(`${SEPARATOR}${END}`)) this.end();
+    // The log is in order and complete: its events go out as they are; the bus's, in order.
+    for (const event of replay ?? []) {
+      this.#remember(event);
+      if (isEndMarker(event.id)) this.end();
       else {
-        if ("id" in event) this.#seq = Math.max(this.#seq, seqOf(event.id));
-        this.relay(event);
+        this.#seq = Math.max(this.#seq, seqOf(event.id));
+        this.#write(event, seqOf(event.id));
       }
+    }
+    for (const event of held) {
+      if ("id" in event) this.#seq = Math.max(this.#seq, seqOf(event.id));
+      this.relay(event);
     }
     this.release();
     return replay !== undefined;
@@ -250,13 +267,14 @@ export class LegacyStream {
   end(): void {
     if (this.#ended) return;
     this.#ended = true;
-    this.#options.forward?.({ end: true });
+    this.#order?.close();
+    this.#options.forward?.({ end: true, seq: this.#seq });
     this.#writer?.close();
   }
 
   /** Ends a stream this process produced, recording the end for resumptions elsewhere. */
   endAndLog(): void {
-    const marker = { id: `${this.id}${SEPARATOR}${END}`, message: {} };
+    const marker = { id: endMarkerId(this.id), message: {} };
     this.#append(marker);
     this.end();
   }

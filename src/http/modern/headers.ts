@@ -1,9 +1,9 @@
-import { ErrorCode, McpError } from "../protocol/errors.js";
-import { MCP_NAME_PARAM } from "../protocol/headers.js";
-import type { JsonObject } from "../protocol/messages.js";
-import type { RegisteredTool } from "../server/mcp-server.js";
-import { fromBase64, fromUtf8 } from "../utils/base64.js";
-import type { McpHttpRequest } from "./types.js";
+import { ErrorCode, McpError } from "../../protocol/errors.js";
+import { MCP_NAME_PARAM } from "../../protocol/headers.js";
+import type { JsonObject } from "../../protocol/messages.js";
+import type { RegisteredTool } from "../../server/mcp-server.js";
+import { fromBase64, fromUtf8 } from "../../utils/base64.js";
+import type { McpHttpRequest } from "../types.js";
 
 const SENTINEL_PREFIX = "=?base64?";
 const SENTINEL_SUFFIX = "?=";
@@ -44,11 +44,23 @@ function valueAt(args: JsonObject, path: string[]): unknown {
   return node;
 }
 
+/**
+ * An integer as clients write it (spec: value encoding, "decimal string representation"): an
+ * optional `-` and digits without leading zeros, or ".0"s after them, which the spec's
+ * server-validation note compares equal ("42.0" is 42). Anything else `Number()` would read
+ * (`0x2A`, `1e1`, `+42`, ` 42`, `042`) is a value an intermediary could read otherwise.
+ */
+const DECIMAL_INTEGER = /^-?(0|[1-9][0-9]*)(\.0+)?$/;
+
 function sameValue(header: string, body: unknown): boolean {
   if (typeof body === "string") return header === body;
   if (typeof body === "boolean") return header === String(body);
-  // Integers compare numerically, so "42.0" matches 42 (spec: server validation).
-  if (typeof body === "number") return header.trim() !== "" && Number(header) === body;
+  if (typeof body === "number") {
+    if (!DECIMAL_INTEGER.test(header)) return false;
+    const value = Number(header);
+    // Beyond 2^53 distinct decimals round to one number (the spec bounds these integers).
+    return Number.isSafeInteger(value) && value === body;
+  }
   return false;
 }
 

@@ -1,12 +1,12 @@
-import { ErrorCode, McpError } from "../protocol/errors.js";
-import type { JsonObject, RequestId } from "../protocol/messages.js";
-import type { McpServer } from "../server/mcp-server.js";
-import type { McpStore, RateLimiter, RateLimitVerdict } from "../store/types.js";
-import type { Caller } from "./endpoint-services.js";
-import { nameOf } from "./endpoint-services.js";
+import { ErrorCode, McpError } from "../../protocol/errors.js";
+import type { JsonObject, RequestId } from "../../protocol/messages.js";
+import type { McpServer } from "../../server/mcp-server.js";
+import type { McpStore, RateLimiter, RateLimitVerdict } from "../../store/types.js";
+import type { Caller } from "../caller.js";
+import { nameOf } from "../caller.js";
 import { type CostOf, createCostOf, type RateLimitCosts } from "./rate-limit-cost.js";
-import { errorResponse } from "./responses.js";
-import type { McpHttpResponse } from "./types.js";
+import { errorResponse } from "../responses.js";
+import type { McpHttpResponse } from "../types.js";
 
 /**
  * Options of `createMcpHandler`'s `rateLimit`: a budget of points per window per principal,
@@ -45,6 +45,13 @@ export interface RateLimitOptions {
    * than answer 503 with Retry-After. @default false
    */
   failOpen?: boolean;
+  /**
+   * Points of a caller's budget each process spends locally before settling with the store in
+   * batches, so a charge costs no Redis round trip; the budget may then be overrun by up to
+   * N × `share` points per window across N processes. 0 charges the store on every request,
+   * exactly. A store in one process's memory is exact either way. @default 0
+   */
+  share?: number;
 }
 
 /** The one policy the endpoint advertises (draft-ietf-httpapi-ratelimit-headers §3). */
@@ -77,13 +84,18 @@ export class RateLimit {
       throw new TypeError(`rateLimit.points must be a whole number >= 1, got ${points}`);
     if (!Number.isInteger(windowMs / 1000) || windowMs < 1000)
       throw new TypeError(`rateLimit.windowMs must be a whole number of seconds, got ${windowMs}`);
+    const share = options.share ?? 0;
+    if (!Number.isInteger(share) || share < 0 || share > points)
+      throw new TypeError(`rateLimit.share must be a whole number from 0 to points, got ${share}`);
     if (!store.rateLimiter)
       throw new TypeError("rateLimit needs a store with rateLimiter() (memoryStore, redisStore)");
     this.#costOf = createCostOf(server, options.cost);
     this.#failOpen = options.failOpen ?? false;
     this.#onError = onError;
     this.#policy = `${POLICY};q=${points};w=${windowMs / 1000}`;
-    this.#limiter = store.rateLimiter({ points, windowMs });
+    this.#limiter = store.rateLimiter(
+      share > 0 ? { points, windowMs, share } : { points, windowMs },
+    );
     this.#limiter.then(
       (limiter) => {
         this.#made = limiter;

@@ -1,10 +1,10 @@
-import { ErrorCode, McpError } from "../protocol/errors.js";
-import type { RequestId } from "../protocol/messages.js";
-import type { McpStore } from "../store/types.js";
-import type { EndpointServices } from "./endpoint-services.js";
-import type { LegacyEra } from "./legacy/era.js";
-import { errorResponse } from "./responses.js";
-import type { McpHttpResponse } from "./types.js";
+import { ErrorCode, McpError } from "../../protocol/errors.js";
+import type { RequestId } from "../../protocol/messages.js";
+import type { McpStore } from "../../store/types.js";
+import type { EndpointServices } from "../endpoint-services.js";
+import type { LegacyEra } from "../legacy/types.js";
+import { errorResponse } from "../responses.js";
+import type { McpHttpResponse } from "../types.js";
 
 /** 503 for a request that arrives while the endpoint drains: a load balancer retries it elsewhere. */
 export function shuttingDown(id?: RequestId): McpHttpResponse {
@@ -47,6 +47,7 @@ export async function drain({ core, legacy, store }: DrainParts, graceMs: number
   // Long-lived streams first, so their clients reconnect elsewhere while the rest finishes.
   await legacy?.handOver();
   core.hub.endStreams(info);
+  for (const extension of extensions) extension.endStreams?.();
   await core.inflight.settle(graceMs);
   const left = Math.max(0, graceMs - (Date.now() - started));
   await Promise.all(extensions.map((extension) => extension.whenIdle?.(left)));

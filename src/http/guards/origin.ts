@@ -1,3 +1,5 @@
+import { isLoopbackAddress } from "./ip-address.js";
+
 const LOOPBACK = new Set(["localhost", "127.0.0.1", "[::1]", "::1"]);
 
 function hostnameOf(host: string): string {
@@ -8,7 +10,7 @@ function hostnameOf(host: string): string {
 
 /** True for an address or host name that stays on this machine. */
 export function isLoopback(address: string): boolean {
-  return LOOPBACK.has(address) || address.startsWith("127.") || address === "::ffff:127.0.0.1";
+  return LOOPBACK.has(address) || isLoopbackAddress(address);
 }
 
 /** An IPv4 or bracketed IPv6 literal: a rebinding attack always sends a name it controls. */

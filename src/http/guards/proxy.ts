@@ -1,4 +1,4 @@
-import type { McpHttpRequest } from "./types.js";
+import type { McpHttpRequest } from "../types.js";
 
 /**
  * How many proxies in front of the endpoint set `X-Forwarded-*` headers that may be believed:

@@ -1,5 +1,4 @@
-import type { JsonRpcMessage } from "../protocol/messages.js";
-import type { McpHttpResponse } from "./types.js";
+import type { JsonRpcMessage } from "../../protocol/messages.js";
 
 const encoder = new TextEncoder();
 
@@ -17,6 +16,9 @@ export function sseHeaders(): Record<string, string> {
 
 /** Most bytes a slow reader may leave unread before its stream is dropped. */
 export const MAX_BUFFERED = 4 * 1024 * 1024;
+
+/** Bytes left unread below which a writer that waits ({@link SseStream.writable}) goes on. */
+const LOW_MARK = MAX_BUFFERED / 4;
 
 /**
  * Where a host writes a stream's events straight to its connection (the Node bridge), with no
@@ -43,6 +45,8 @@ export class SseStream {
   #pending: string[] | undefined;
   #closed = false;
   #onClose: (() => void)[] = [];
+  /** Writers waiting for the reader to catch up. */
+  #waiting: (() => void)[] = [];
 
   /** The events as a byte stream (for hosts that take a Web body). */
   get readable(): ReadableStream<Uint8Array> {
@@ -52,6 +56,10 @@ export class SseStream {
           this.#controller = controller;
           for (const text of this.#takePending()) controller.enqueue(encoder.encode(text));
           if (this.#closed) controller.close();
+        },
+        // Called as the reader takes what was queued: writers waiting may go on.
+        pull: () => {
+          if (this.#unread() <= LOW_MARK) this.#release();
         },
         cancel: () => this.#markClosed(),
       },
@@ -101,6 +109,26 @@ export class SseStream {
   /** Sends raw SSE text (a comment, a priming event, a retry field). */
   writeRaw(text: string): boolean {
     return this.#write(text);
+  }
+
+  /**
+   * Resolves once the reader has taken what was written down to a low mark, or the stream
+   * closed: a writer with much to send awaits it between events, so a backlog paces itself to
+   * the reader instead of overrunning {@link MAX_BUFFERED}. A host's target counts as caught up.
+   */
+  writable(): Promise<void> {
+    if (this.#closed || this.#target || this.#unread() <= LOW_MARK) return Promise.resolve();
+    return new Promise((resolve) => this.#waiting.push(resolve));
+  }
+
+  /** Bytes queued in {@link readable} that the reader has not taken yet. */
+  #unread(): number {
+    const free = this.#controller?.desiredSize;
+    return free === undefined || free === null ? 0 : MAX_BUFFERED - free;
+  }
+
+  #release(): void {
+    for (const resolve of this.#waiting.splice(0)) resolve();
   }
 
   /** Ends the stream after what was written. */
@@ -160,28 +188,7 @@ export class SseStream {
   #markClosed(): void {
     if (this.#closed) return;
     this.#closed = true;
+    this.#release();
     for (const listener of this.#onClose.splice(0)) listener();
   }
-}
-
-/**
- * A 200 answer streaming `stream`: its body (the readable) is made only if a host asks for it,
- * and `sse` lets a host that can write to its connection directly attach instead.
- */
-export function sseResponse(stream: SseStream): McpHttpResponse {
-  let body: McpHttpResponse["body"] | undefined;
-  const response: McpHttpResponse = {
-    status: 200,
-    headers: sseHeaders(),
-    get body() {
-      body ??= stream.readable;
-      return body;
-    },
-    set body(value) {
-      body = value;
-      delete response.sse;
-    },
-    sse: stream,
-  };
-  return response;
 }

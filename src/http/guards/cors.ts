@@ -1,9 +1,9 @@
-import { ErrorCode, McpError } from "../protocol/errors.js";
-import type { RegisteredTool } from "../server/registry.js";
+import { ErrorCode, McpError } from "../../protocol/errors.js";
+import type { RegisteredTool } from "../../server/registry.js";
 import { isMetadataRequest } from "./auth-gate.js";
 import { type AllowedOrigins, checkAllowedOrigins, isOriginAllowed } from "./origin.js";
-import { errorResponse } from "./responses.js";
-import type { McpHttpRequest, McpHttpResponse } from "./types.js";
+import { errorResponse } from "../responses.js";
+import type { McpHttpRequest, McpHttpResponse } from "../types.js";
 
 /**
  * Options of the endpoint's CORS answers (the origins themselves are `allowedOrigins`).
@@ -21,8 +21,8 @@ import type { McpHttpRequest, McpHttpResponse } from "./types.js";
 export interface CorsOptions {
   /**
    * Send `Access-Control-Allow-Credentials: true`, so pages may call with cookies
-   * (`credentials: "include"`); needs a list of origins, not `"*"`. Bearer tokens need no
-   * credentials mode. @default false
+   * (`credentials: "include"`); needs `allowedOrigins` set to a list or a function (not `"*"`,
+   * not unset). Bearer tokens need no credentials mode. @default false
    */
   credentials?: boolean;
   /** Seconds a browser may keep a preflight's answer (`Access-Control-Max-Age`). @default 7200 */
@@ -76,11 +76,14 @@ export type OriginGate = (
  * here, before auth and before the body is read; every other answer (errors, 401, 413, 429,
  * 503 included) gets the headers on its way out. The Protected Resource Metadata document is
  * public: any origin may read it. `cors: false` keeps the Origin check and leaves CORS to the app.
+ * Requests `isPublic` claims (the Server Card) pass untouched: their answers, preflights
+ * included, carry CORS headers of their own.
  */
 export function createOriginGate(
   tools: ReadonlyMap<string, RegisteredTool>,
   allowedOrigins: AllowedOrigins | undefined,
   cors: CorsOptions | false | undefined,
+  isPublic?: (req: McpHttpRequest) => boolean,
 ): OriginGate {
   checkAllowedOrigins(allowedOrigins);
   const options = cors === false ? undefined : checkedCors(cors ?? {}, allowedOrigins);
@@ -96,6 +99,7 @@ export function createOriginGate(
     route: OriginCheckedRoute,
     origin: string,
   ): Promise<McpHttpResponse> {
+    if (isPublic?.(req)) return route(req, true);
     const verdict = isOriginAllowed(origin, req.header("host"), allowedOrigins);
     const allowed = typeof verdict === "boolean" ? verdict : await verdict;
     if (!options) return route(req, allowed);
@@ -129,6 +133,10 @@ function checkedCors(cors: CorsOptions, allowedOrigins: AllowedOrigins | undefin
   if (credentials && allowedOrigins === "*")
     throw new TypeError(
       'cors.credentials needs allowedOrigins to list origins: "*" would let any site call with the user\'s cookies',
+    );
+  if (credentials && allowedOrigins === undefined)
+    throw new TypeError(
+      "cors.credentials needs allowedOrigins: list the origins (or give a function) whose pages may call with the user's cookies",
     );
   // "*" answers every origin alike (and caches can share the answer) unless credentials are on.
   const anyOrigin = allowedOrigins === "*";

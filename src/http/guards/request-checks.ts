@@ -1,38 +1,39 @@
-import type { McpAuth } from "../auth/types.js";
-import { ErrorCode, McpError } from "../protocol/errors.js";
-import type { Implementation } from "../server/types.js";
+import type { McpAuth } from "../../auth/types.js";
+import { ErrorCode, McpError } from "../../protocol/errors.js";
+import type { Implementation } from "../../server/types.js";
 import { isMetadataRequest, serveMetadata } from "./auth-gate.js";
-import { isBrowserVisit, landingPage } from "./landing-page.js";
+import type { Discovery } from "../discovery/serve.js";
+import { isBrowserVisit, landingPage } from "../landing-page.js";
 import { isHostAllowed } from "./origin.js";
-import { errorResponse } from "./responses.js";
-import type { McpHttpRequest, McpHttpResponse } from "./types.js";
+import { errorResponse } from "../responses.js";
+import type { McpHttpRequest, McpHttpResponse } from "../types.js";
 
 /** What the checks every request passes before anything else need to know. */
 export interface RequestCheckOptions {
   auth: McpAuth | undefined;
-  /** Proxies whose forwarded headers are believed (`trustProxy`). */
-  hops: number;
   allowedHosts: readonly string[] | undefined;
   /** The server's name and version, on the landing page (which names no server behind auth). */
   info: Implementation;
   /** The HTTP methods the endpoint serves (the landing page's and 405's `Allow`). */
   allow: string;
+  /** The Server Card and AI Catalog, when served (`serverCard`). */
+  discovery: Discovery | undefined;
 }
 
 /**
  * The checks that come before the caller is known, in order: Host (DNS rebinding), the public
- * OAuth metadata, Origin (`originAllowed`: the verdict the origin gate reached), and a browser's
+ * OAuth metadata and discovery documents (Server Card, AI Catalog), Origin (`originAllowed`: the verdict the origin gate reached), and a browser's
  * visit. A response ends the request; undefined lets it on.
  */
 export function checkRequest(
   req: McpHttpRequest,
   originAllowed: boolean,
   options: RequestCheckOptions,
-): McpHttpResponse | undefined {
+): McpHttpResponse | Promise<McpHttpResponse> | undefined {
   const { auth } = options;
-  // Behind a trusted proxy the socket is the proxy's: its loopback address says nothing.
-  const local = options.hops > 0 ? undefined : req.localAddress;
-  if (!isHostAllowed(req.header("host"), local, options.allowedHosts)) {
+  // A loopback socket is reachable by this machine's browsers, behind a proxy too: a rebinding
+  // page can send X-Forwarded-Host as well as Host, so the host as forwarded is checked alike.
+  if (!isHostAllowed(req.header("host"), req.localAddress, options.allowedHosts)) {
     return errorResponse(
       403,
       new McpError(
@@ -49,6 +50,8 @@ export function checkRequest(
       new McpError(ErrorCode.InvalidRequest, "This endpoint does not use OAuth"),
     );
   }
+  const document = options.discovery?.match(req);
+  if (document) return options.discovery!.serve(req, document);
   if (!originAllowed) {
     return errorResponse(403, new McpError(ErrorCode.InvalidRequest, "Origin not allowed"));
   }

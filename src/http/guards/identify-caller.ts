@@ -1,11 +1,12 @@
-import type { McpAuth } from "../auth/types.js";
-import { ErrorCode, McpError } from "../protocol/errors.js";
-import { hasScopes } from "../server/access.js";
-import type { AuthInfo } from "../server/types.js";
+import type { McpAuth } from "../../auth/types.js";
+import { ErrorCode, McpError } from "../../protocol/errors.js";
+import { hasScopes } from "../../server/access.js";
+import type { AuthInfo } from "../../server/types.js";
 import { authenticate, insufficientScope } from "./auth-gate.js";
-import type { Caller, EndpointServices } from "./endpoint-services.js";
-import { errorResponse } from "./responses.js";
-import type { McpHttpRequest, McpHttpResponse } from "./types.js";
+import type { EndpointServices } from "../endpoint-services.js";
+import type { Caller } from "../caller.js";
+import { errorResponse } from "../responses.js";
+import type { McpHttpRequest, McpHttpResponse } from "../types.js";
 
 /** The principal auth verified, and the resource URL its token was checked for. */
 export interface Verified {

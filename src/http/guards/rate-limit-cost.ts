@@ -1,6 +1,6 @@
-import type { JsonObject } from "../protocol/messages.js";
-import type { McpServer } from "../server/mcp-server.js";
-import type { AuthInfo } from "../server/types.js";
+import type { JsonObject } from "../../protocol/messages.js";
+import type { McpServer } from "../../server/mcp-server.js";
+import type { AuthInfo } from "../../server/types.js";
 
 /** What a cost function is told of the request it prices. */
 export interface RateLimitedRequest {

@@ -1,4 +1,4 @@
-import type { McpHttpRequest } from "./types.js";
+import type { McpHttpRequest } from "../types.js";
 
 const nothingToUndo = () => {};
 

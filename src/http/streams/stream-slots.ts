@@ -1,7 +1,7 @@
-import { ErrorCode, McpError } from "../protocol/errors.js";
-import type { RequestId } from "../protocol/messages.js";
-import { errorResponse } from "./responses.js";
-import type { McpHttpResponse } from "./types.js";
+import { ErrorCode, McpError } from "../../protocol/errors.js";
+import type { RequestId } from "../../protocol/messages.js";
+import { errorResponse } from "../responses.js";
+import type { McpHttpResponse } from "../types.js";
 
 /** Options of {@link StreamSlots}. */
 export interface StreamSlotsOptions {

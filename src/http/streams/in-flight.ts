@@ -1,5 +1,5 @@
-import { ErrorCode, McpError } from "../protocol/errors.js";
-import { LinkedList } from "../utils/linked-list.js";
+import { ErrorCode, McpError } from "../../protocol/errors.js";
+import { LinkedList } from "../../utils/linked-list.js";
 
 /**
  * The error a request still running when a drain's grace ends is answered with: the work was

@@ -1,9 +1,10 @@
-import type { AppLogin, McpAuth } from "../auth/types.js";
-import { ErrorCode, McpError } from "../protocol/errors.js";
-import type { RequestId } from "../protocol/messages.js";
-import type { AuthInfo } from "../server/types.js";
-import { errorResponse, jsonResponse } from "./responses.js";
-import type { McpHttpRequest, McpHttpResponse } from "./types.js";
+import type { AppLogin, McpAuth } from "../../auth/types.js";
+import { ErrorCode, McpError } from "../../protocol/errors.js";
+import type { RequestId } from "../../protocol/messages.js";
+import { isIdentified } from "../../server/access.js";
+import type { AuthInfo } from "../../server/types.js";
+import { errorResponse, jsonResponse } from "../responses.js";
+import type { McpHttpRequest, McpHttpResponse } from "../types.js";
 
 /** Where RFC 9728 §3 puts Protected Resource Metadata. */
 const WELL_KNOWN = "/.well-known/oauth-protected-resource";
@@ -153,6 +154,13 @@ export async function authenticate(
       `Invalid access token: ${verdict.description}`,
       challenge(auth, resource, { error: "invalid_token", description: verdict.description }),
     );
+  // An auth layer of the app's own that names nobody would bind every such caller together.
+  if (!isIdentified(verdict.auth)) {
+    reportError(new TypeError("auth.verify returned a principal with no subject and no clientId"));
+    return {
+      response: errorResponse(500, new McpError(ErrorCode.InternalError, "Internal error")),
+    };
+  }
   return { auth: verdict.auth, resource };
 }
 

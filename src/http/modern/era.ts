@@ -1,20 +1,22 @@
-import { ErrorCode, invalidParams, isMcpError, McpError } from "../protocol/errors.js";
-import type { JsonObject, JsonRpcNotification, JsonRpcRequest } from "../protocol/messages.js";
-import { paramsDepthError } from "../protocol/params.js";
-import { principalKey } from "../server/access.js";
-import { hasMethod } from "../server/dispatch.js";
-import { type ListenFilter, listenSink, parseListenFilter } from "../server/listen-hub.js";
-import { type ModernMeta, readModernMeta, unsupportedVersion } from "../server/modern-meta.js";
-import type { AuthInfo } from "../server/types.js";
-import { LazyAbort } from "../utils/lazy-abort.js";
-import { onClientGone } from "./client-gone.js";
-import type { Caller, EndpointServices } from "./endpoint-services.js";
-import { exchange } from "./exchange.js";
+import { ErrorCode, invalidParams, isMcpError, McpError } from "../../protocol/errors.js";
+import type { JsonObject, JsonRpcNotification, JsonRpcRequest } from "../../protocol/messages.js";
+import { paramsDepthError } from "../../protocol/params.js";
+import { principalKey } from "../../server/access.js";
+import { hasMethod } from "../../server/dispatch.js";
+import { isStreamMethod, servedListenFlags } from "../../server/extension.js";
+import { type ListenFilter, listenSink, parseListenFilter } from "../../server/listen-hub.js";
+import { type ModernMeta, readModernMeta, unsupportedVersion } from "../../server/modern-meta.js";
+import type { AuthInfo } from "../../server/types.js";
+import { LazyAbort } from "../../utils/lazy-abort.js";
+import { onClientGone } from "../streams/client-gone.js";
+import type { EndpointServices } from "../endpoint-services.js";
+import type { Caller } from "../caller.js";
+import { exchange } from "../exchange.js";
 import { validateMirroredHeaders, validateVersionHeader } from "./headers.js";
-import { errorResponse, inBandStatus } from "./responses.js";
-import { SseStream, sseHeaders, sseResponse } from "./sse.js";
-import { granted } from "./stream-slots.js";
-import type { McpHttpRequest, McpHttpResponse } from "./types.js";
+import { errorResponse, inBandStatus, sseResponse } from "../responses.js";
+import { SseStream, sseHeaders } from "../streams/sse.js";
+import { granted } from "../streams/stream-slots.js";
+import type { McpHttpRequest, McpHttpResponse } from "../types.js";
 
 /**
  * Serves one modern-era (2026-07-28) message: stateless, everything from the request. Not async:
@@ -60,7 +62,11 @@ export function handleModern(
   }
   const request = { id: id!, method: message.method, params };
   if (request.method === "subscriptions/listen") return listen(core, req, request, meta, auth);
-  return run(core, req, request, meta, caller);
+  // A stream (events/stream) is no request to cap, but a long-lived connection, as listen's.
+  if (!isStreamMethod(core.dispatchServices.extensions ?? [], request.method))
+    return run(core, req, request, meta, caller);
+  const slot = core.slots.take(core.clientOf(req, auth), request.id);
+  return granted(slot) ? run(core, req, request, meta, caller, slot) : slot;
 }
 
 function listen(
@@ -72,7 +78,10 @@ function listen(
 ): McpHttpResponse {
   let filter: ListenFilter;
   try {
-    filter = parseListenFilter(request.params);
+    filter = parseListenFilter(
+      request.params,
+      servedListenFlags(core.dispatchServices.extensions ?? []),
+    );
   } catch (error) {
     const known = error as McpError;
     return errorResponse(400, known, { id: request.id });
@@ -99,6 +108,7 @@ function run(
   request: { id: JsonRpcRequest["id"]; method: string; params: JsonObject },
   meta: ModernMeta,
   caller: Caller,
+  release?: () => void,
 ): Promise<McpHttpResponse> {
   const abort = new LazyAbort();
   const stopWatching = onClientGone(req, () => abort.abort(new Error("client went away")));
@@ -113,6 +123,7 @@ function run(
       answer({ status: 200, headers: sseHeaders(), body: stream.readable });
       return {
         send: (message) => stream.send(message),
+        writable: () => stream.writable(),
         end({ text }) {
           // Nothing more is written once the client has cancelled.
           if (!abort.aborted) stream.sendJson(text);
@@ -135,8 +146,12 @@ function run(
       send(notification) {
         if (!abort.aborted) stream().send(notification);
       },
+      writable: () => stream().writable(),
       onError: (error) => core.reportError(error, request.method, caller.app),
     }),
-    done: stopWatching,
+    done() {
+      stopWatching();
+      release?.();
+    },
   });
 }
