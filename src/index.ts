@@ -1,11 +1,18 @@
-export type { CorsOptions } from "./http/cors.js";
+export type { CorsOptions } from "./http/guards/cors.js";
+export type {
+  ServerCard,
+  ServerCardHeader,
+  ServerCardInput,
+  ServerCardOptions,
+  ServerCardRemote,
+} from "./http/discovery/server-card.js";
 export type { RequestInfo } from "./http/endpoint-services.js";
 export type { CloseOptions, McpHandler, McpHandlerOptions, McpHealth } from "./http/handler.js";
 export { createMcpHandler } from "./http/handler.js";
-export type { AllowedOrigins } from "./http/origin.js";
-export type { TrustProxy } from "./http/proxy.js";
-export type { RateLimitOptions } from "./http/rate-limit.js";
-export type { RateLimitCosts, RateLimitedRequest } from "./http/rate-limit-cost.js";
+export type { AllowedOrigins } from "./http/guards/origin.js";
+export type { TrustProxy } from "./http/guards/proxy.js";
+export type { RateLimitOptions } from "./http/guards/rate-limit.js";
+export type { RateLimitCosts, RateLimitedRequest } from "./http/guards/rate-limit-cost.js";
 export type { BodyResult, McpHttpRequest, McpHttpResponse } from "./http/types.js";
 export type { FetchOptions } from "./http/web.js";
 export {
@@ -15,6 +22,15 @@ export {
   type AppToolVisibility,
 } from "./protocol/apps.js";
 export { ErrorCode, type ErrorCodeValue, isMcpError, McpError } from "./protocol/errors.js";
+export {
+  type DeliveryMode,
+  EVENTS_EXTENSION,
+  type EventDescriptor,
+  type EventOccurrence,
+  EventsErrorCode,
+  type EventsErrorName,
+  eventsError,
+} from "./protocol/events.js";
 export {
   SKILLS_EXTENSION,
   type SkillEntry,
@@ -34,6 +50,14 @@ export {
   appToolMeta,
   registerAppResource,
 } from "./server/ext/apps/index.js";
+export type {
+  EmitOptions,
+  EmitResult,
+  EventContext,
+  EventRegistration,
+  EventRetention,
+  EventsOptions,
+} from "./server/ext/events/index.js";
 export {
   registerSkill,
   type SkillFromParts,
@@ -50,6 +74,7 @@ export { type MemoryStoreOptions, memoryStore } from "./store/memory.js";
 export type {
   BusMessage,
   EventBus,
+  LeaseStore,
   McpStore,
   NonceStore,
   RateLimiter,

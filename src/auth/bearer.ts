@@ -33,8 +33,9 @@ export interface ResourceServerOptions {
 /** Options of {@link bearerAuth}. */
 export interface BearerAuthOptions extends ResourceServerOptions {
   /**
-   * Checks a token (introspection, an opaque-token lookup, ...) and returns its principal, or
-   * undefined (or throws {@link InvalidTokenError}) when it is not valid. Any other throw means
+   * Checks a token (introspection, an opaque-token lookup, ...) and returns its principal (its
+   * `subject`, else its `clientId`, names it: neither is 401), or undefined (or throws
+   * {@link InvalidTokenError}) when it is not valid. Any other throw means
    * the check could not be made: the client gets 503 and may retry.
    */
   verify: (
@@ -116,7 +117,12 @@ export function bearerAuth(options: BearerAuthOptions): McpAuth {
         throw error;
       }
       if (!auth) return { valid: false, description: "The access token is not valid" };
-      const verified: AuthInfo = { ...auth, scopes: [...auth.scopes] };
+      // Like jwtAuth: a client-credentials token's client is its subject. A principal naming
+      // nobody would share sessions, tasks and requestState with every other such principal.
+      const subject = auth.subject || auth.clientId;
+      if (!subject)
+        return { valid: false, description: "The access token names no subject or client" };
+      const verified: AuthInfo = { ...auth, subject, scopes: [...auth.scopes] };
       if (options.exposeToken) verified.token = token;
       else delete verified.token;
       return { valid: true, auth: verified };

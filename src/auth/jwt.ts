@@ -1,14 +1,4 @@
-import {
-  createLocalJWKSet,
-  createRemoteJWKSet,
-  errors,
-  importSPKI,
-  type JSONWebKeySet,
-  type JWK,
-  type JWTPayload,
-  type JWTVerifyGetKey,
-  jwtVerify,
-} from "jose";
+import type { JSONWebKeySet, JWK, JWTPayload, JWTVerifyGetKey } from "jose";
 import type { JsonObject } from "../protocol/messages.js";
 import { bearerAuth, InvalidTokenError, type ResourceServerOptions } from "./bearer.js";
 import type { AuthInfo, McpAuth } from "./types.js";
@@ -27,6 +17,19 @@ const ASYMMETRIC = [
   "Ed25519",
 ];
 const SYMMETRIC = ["HS256", "HS384", "HS512"];
+
+type Jose = typeof import("jose");
+let jose: Promise<Jose> | undefined;
+
+/**
+ * jose, loaded when the first token is verified rather than with `mcp-mount/auth`: it is the
+ * largest module graph the package has (about 45 modules), and a server using only bearerAuth or
+ * appAuth, or one cold-starting to answer a single request, need not pay for it.
+ */
+function loadJose(): Promise<Jose> {
+  jose ??= import("jose");
+  return jose;
+}
 
 /** Options of {@link jwtAuth}: where the keys come from (exactly one), and what to check. */
 export interface JwtAuthOptions extends ResourceServerOptions {
@@ -69,40 +72,49 @@ function checkAlgorithms(algorithms: string[], symmetric: boolean): void {
   }
 }
 
-function keySource(options: JwtAuthOptions, algorithms: string[]): JWTVerifyGetKey {
+/**
+ * Checks the key options now, so a bad configuration throws when the auth is built, and returns
+ * how to make the key lookup once jose is loaded (once: a remote JWKS caches its keys).
+ */
+function keySource(options: JwtAuthOptions, algorithms: string[]): (jose: Jose) => JWTVerifyGetKey {
   const sources = [options.jwksUrl, options.jwks, options.publicKey, options.secret].filter(
     (s) => s !== undefined,
   );
   if (sources.length !== 1)
     throw new TypeError("jwtAuth needs exactly one of jwksUrl, jwks, publicKey or secret");
   if (options.jwksUrl !== undefined) {
-    return createRemoteJWKSet(new URL(options.jwksUrl), {
-      timeoutDuration: options.jwksTimeoutMs ?? 5_000,
-      cooldownDuration: options.jwksCooldownMs ?? 30_000,
-      cacheMaxAge: options.jwksMaxAgeMs ?? 600_000,
-    });
+    const url = new URL(options.jwksUrl);
+    return (jose) =>
+      jose.createRemoteJWKSet(url, {
+        timeoutDuration: options.jwksTimeoutMs ?? 5_000,
+        cooldownDuration: options.jwksCooldownMs ?? 30_000,
+        cacheMaxAge: options.jwksMaxAgeMs ?? 600_000,
+      });
   }
-  if (options.jwks !== undefined) return createLocalJWKSet(options.jwks);
+  const { jwks } = options;
+  if (jwks !== undefined) return (jose) => jose.createLocalJWKSet(jwks);
   if (options.secret !== undefined) {
     const secret =
       typeof options.secret === "string"
         ? new TextEncoder().encode(options.secret)
         : options.secret;
     if (secret.byteLength < 32) throw new TypeError("secret must be at least 32 bytes");
-    return async () => secret;
+    return () => async () => secret;
   }
   const key = options.publicKey!;
   if (typeof key === "string") {
-    const imported = importSPKI(key, algorithms[0]!);
-    imported.catch(() => {});
-    return () => imported;
+    return (jose) => {
+      const imported = jose.importSPKI(key, algorithms[0]!);
+      imported.catch(() => {});
+      return () => imported;
+    };
   }
-  if ("kty" in key) return createLocalJWKSet({ keys: [key as JWK] });
-  return async () => key as CryptoKey;
+  if ("kty" in key) return (jose) => jose.createLocalJWKSet({ keys: [key as JWK] });
+  return () => async () => key as CryptoKey;
 }
 
 /** Reasons a token fails verification, worded for `error_description`. */
-function describe(error: unknown): string | undefined {
+function describe(error: unknown, { errors }: Jose): string | undefined {
   if (error instanceof errors.JWTExpired) return "The access token expired";
   if (error instanceof errors.JWTClaimValidationFailed) {
     if (error.claim === "nbf") return "The access token is not valid yet";
@@ -180,14 +192,17 @@ export function jwtAuth(options: JwtAuthOptions): McpAuth {
   const symmetric = options.secret !== undefined;
   const algorithms = options.algorithms ?? (symmetric ? SYMMETRIC : ASYMMETRIC);
   checkAlgorithms(algorithms, symmetric);
-  const key = keySource(options, algorithms);
+  const makeKey = keySource(options, algorithms);
+  let key: JWTVerifyGetKey | undefined;
   const clockTolerance = options.clockToleranceSec ?? 30;
   return bearerAuth({
     ...options,
     authorizationServers: options.authorizationServers ?? [options.issuer],
     async verify(token, { resource }) {
+      const jose = await loadJose();
+      key ??= makeKey(jose);
       try {
-        const { payload } = await jwtVerify(token, key, {
+        const { payload } = await jose.jwtVerify(token, key, {
           issuer: options.issuer,
           audience: options.audience ?? resource,
           algorithms,
@@ -196,7 +211,7 @@ export function jwtAuth(options: JwtAuthOptions): McpAuth {
         });
         return principalOf(payload);
       } catch (error) {
-        const description = describe(error);
+        const description = describe(error, jose);
         if (description === undefined) throw error;
         throw new InvalidTokenError(description);
       }

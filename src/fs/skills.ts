@@ -1,6 +1,7 @@
-import { readdir, readFile } from "node:fs/promises";
+import { open, readdir } from "node:fs/promises";
 import { basename, join, relative, sep } from "node:path";
 import { splitSkillMd } from "../protocol/skills.js";
+import { overLimit, type SkillLimits, skillLimits } from "../server/ext/skills/skill-files.js";
 import { registerSkill } from "../server/ext/skills/skill-registry.js";
 import type { McpServer, Registration } from "../server/mcp-server.js";
 
@@ -8,6 +9,19 @@ import type { McpServer, Registration } from "../server/mcp-server.js";
 export interface SkillDirectoryOptions {
   /** Path segments put before every skill's own path in its URI. @default none */
   prefix?: string;
+  /**
+   * Bounds on each skill's files, checked as the directory is read (a file too large is never
+   * read). @default 500 files, 8 MiB each, 32 MiB in all
+   */
+  limits?: SkillLimits;
+}
+
+/** What is left of one skill's limits while its directory is read. */
+interface Budget {
+  skill: string;
+  limits: Required<SkillLimits>;
+  files: number;
+  bytes: number;
 }
 
 const utf8 = new TextDecoder("utf-8", { fatal: true });
@@ -26,7 +40,11 @@ function contentOf(bytes: Uint8Array): string | Uint8Array {
  * so are hidden entries (`.env`, `.git/`): a skill's directory is often a checkout, and what it
  * hides is not meant to be served.
  */
-async function filesUnder(root: string, dir = root): Promise<Map<string, Uint8Array>> {
+async function filesUnder(
+  root: string,
+  budget: Budget,
+  dir = root,
+): Promise<Map<string, Uint8Array>> {
   const files = new Map<string, Uint8Array>();
   const entries = await readdir(dir, { withFileTypes: true });
   entries.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
@@ -34,21 +52,50 @@ async function filesUnder(root: string, dir = root): Promise<Map<string, Uint8Ar
     if (entry.name.startsWith(".")) continue;
     const path = join(dir, entry.name);
     if (entry.isDirectory()) {
-      for (const [name, bytes] of await filesUnder(root, path)) files.set(name, bytes);
+      for (const [name, bytes] of await filesUnder(root, budget, path)) files.set(name, bytes);
     } else if (entry.isFile()) {
-      files.set(relative(root, path).split(sep).join("/"), await readFile(path));
+      const name = relative(root, path).split(sep).join("/");
+      files.set(name, await readWithin(path, name, budget));
     }
   }
   return files;
+}
+
+/** Reads one file of a skill, refusing it, before reading, when it would break a limit. */
+async function readWithin(path: string, name: string, budget: Budget): Promise<Uint8Array> {
+  const { skill, limits } = budget;
+  if (++budget.files > limits.maxFiles) {
+    throw overLimit(skill, `more than ${limits.maxFiles} files`, "maxFiles", limits.maxFiles);
+  }
+  const handle = await open(path, "r");
+  try {
+    const { size } = await handle.stat();
+    if (size > limits.maxFileBytes) {
+      throw overLimit(skill, `${name} has ${size} bytes`, "maxFileBytes", limits.maxFileBytes);
+    }
+    budget.bytes += size;
+    if (budget.bytes > limits.maxTotalBytes) {
+      throw overLimit(
+        skill,
+        `over ${limits.maxTotalBytes} bytes`,
+        "maxTotalBytes",
+        limits.maxTotalBytes,
+      );
+    }
+    return await handle.readFile();
+  } finally {
+    await handle.close();
+  }
 }
 
 /** Registers the skill whose root is `dir`, whose name must be the directory's. */
 async function registerOne(
   server: McpServer<never>,
   dir: string,
-  prefix: string | undefined,
+  { prefix, limits }: SkillDirectoryOptions,
 ): Promise<Registration> {
-  const files = await filesUnder(dir);
+  const budget: Budget = { skill: dir, limits: skillLimits(limits), files: 0, bytes: 0 };
+  const files = await filesUnder(dir, budget);
   const skillMd = files.get("SKILL.md");
   files.delete("SKILL.md");
   if (!skillMd) throw new TypeError(`No SKILL.md in ${dir}`);
@@ -60,19 +107,26 @@ async function registerOne(
   if (splitSkillMd(text).frontmatter.name !== basename(dir)) {
     throw new TypeError(`The skill in ${dir} must be named after its directory`);
   }
-  return registerSkill(server, { skillMd: text, files: others, ...(prefix ? { prefix } : {}) });
+  // registerSkill checks the limits again, on what was read (a file may grow while read).
+  return registerSkill(server, {
+    skillMd: text,
+    files: others,
+    ...(prefix ? { prefix } : {}),
+    ...(limits ? { limits } : {}),
+  });
 }
 
 /** Registers every skill under `dir`; a directory without SKILL.md adds a prefix segment. */
 async function registerTree(
   server: McpServer<never>,
   dir: string,
-  prefix: string | undefined,
+  options: SkillDirectoryOptions,
   registrations: Registration[],
 ): Promise<void> {
+  const { prefix } = options;
   const entries = await readdir(dir, { withFileTypes: true });
   if (entries.some((entry) => entry.isFile() && entry.name === "SKILL.md")) {
-    registrations.push(await registerOne(server, dir, prefix));
+    registrations.push(await registerOne(server, dir, options));
     return;
   }
   entries.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
@@ -81,7 +135,7 @@ async function registerTree(
     const path = join(dir, entry.name);
     const inner = (await readdir(path)).includes("SKILL.md");
     const next = inner ? prefix : prefix ? `${prefix}/${entry.name}` : entry.name;
-    await registerTree(server, path, next, registrations);
+    await registerTree(server, path, { ...options, prefix: next }, registrations);
   }
 }
 
@@ -90,7 +144,9 @@ async function registerTree(
  * `SKILL.md` is a skill named after it, with every file below it; directories above a skill
  * become its URI's prefix (`dir/acme/billing/refunds/SKILL.md` is served as
  * `skill://acme/billing/refunds/SKILL.md`). The files are read once, now: the skills served are
- * what was on disk at registration. Resolves with one registration that removes them all.
+ * what was on disk at registration. Names are served percent-encoded (`my notes.md` as
+ * `my%20notes.md`). Resolves with one registration that removes them all; rejects, registering
+ * none, on a skill over its `limits`.
  *
  * @example
  * ```ts
@@ -108,7 +164,7 @@ export async function registerSkillDirectory<App>(
 ): Promise<Registration> {
   const registrations: Registration[] = [];
   try {
-    await registerTree(server as unknown as McpServer<never>, dir, options.prefix, registrations);
+    await registerTree(server as unknown as McpServer<never>, dir, options, registrations);
   } catch (error) {
     for (const registration of registrations) registration.remove();
     throw error;

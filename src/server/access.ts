@@ -3,9 +3,18 @@ import { isObject } from "../protocol/messages.js";
 import type { McpServer } from "./mcp-server.js";
 import type { AuthInfo } from "./types.js";
 
-/** The issuer-and-subject key that sessions and `requestState` are bound to; "" without auth. */
+/**
+ * The issuer-and-subject key that sessions, tasks and `requestState` are bound to; "" without
+ * auth. A principal without a subject is its client (as `jwtAuth` reads client-credentials
+ * tokens); one with neither is refused when it is authenticated (`isIdentified`).
+ */
 export function principalKey(auth: AuthInfo | undefined): string {
-  return auth ? `${auth.issuer ?? ""}|${auth.subject ?? ""}` : "";
+  return auth ? `${auth.issuer ?? ""}|${auth.subject || auth.clientId || ""}` : "";
+}
+
+/** True when a principal names someone: a subject or a client id (not empty). */
+export function isIdentified(auth: AuthInfo): boolean {
+  return Boolean(auth.subject || auth.clientId);
 }
 
 /** True when `granted` holds every scope in `needed`. */
@@ -37,6 +46,8 @@ export function scopesFor(
     case "resources/read":
     case "resources/subscribe":
       return typeof params.uri === "string" ? resourceScopes(server, params.uri) : undefined;
+    case "subscriptions/listen":
+      return listenScopes(server, params);
     case "completion/complete": {
       const ref = isObject(params.ref) ? params.ref : {};
       if (ref.type === "ref/prompt" && typeof ref.name === "string")
@@ -51,6 +62,21 @@ export function scopesFor(
     default:
       return undefined;
   }
+}
+
+/**
+ * The scopes of every resource a listen request subscribes to: its updates tell what a read
+ * would, so they need what `resources/subscribe` of each URI needs.
+ */
+function listenScopes(server: McpServer, params: JsonObject): readonly string[] | undefined {
+  const uris = isObject(params.notifications) ? params.notifications.resourceSubscriptions : [];
+  if (!Array.isArray(uris)) return undefined;
+  const needed = new Set<string>();
+  for (const uri of uris) {
+    if (typeof uri !== "string") continue;
+    for (const scope of resourceScopes(server, uri) ?? []) needed.add(scope);
+  }
+  return needed.size > 0 ? [...needed] : undefined;
 }
 
 /** The scopes of the resource, or of the first template matching `uri` (the one a read serves). */

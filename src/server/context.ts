@@ -34,6 +34,11 @@ export interface TransportContext {
   /** Sends a notification related to this request (progress, log messages). */
   send(notification: JsonRpcNotification): void | Promise<void>;
   /**
+   * Resolves once the request's stream can take more: its reader caught up with what was sent,
+   * or it closed. A request that sends much at once (an `events/stream` replay) awaits it.
+   */
+  writable?: () => Promise<void>;
+  /**
    * Sends a real server-to-client request and awaits its result (legacy era). Without it, input
    * calls use multi round-trip requests.
    */

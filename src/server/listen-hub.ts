@@ -2,9 +2,9 @@ import { invalidParams } from "../protocol/errors.js";
 import type { JsonObject, JsonRpcMessage, RequestId } from "../protocol/messages.js";
 import { isObject } from "../protocol/messages.js";
 import { MetaKey } from "../protocol/versions.js";
-import { publish, subscribe } from "../store/channels.js";
+import { subscribe } from "../store/channels.js";
 import type { EventBus } from "../store/types.js";
-import { ServerChannels } from "./channels.js";
+import { type BusChange, publishChange, ServerChannels } from "./channels.js";
 import type { ChangeEvent, McpServer } from "./mcp-server.js";
 
 /** What a `subscriptions/listen` request asked for (spec: patterns/subscriptions). */
@@ -15,17 +15,33 @@ export interface ListenFilter {
   resourceSubscriptions?: string[];
   /** Tasks whose status changes to send as `notifications/tasks` (tasks extension). */
   taskIds?: string[];
+  /** `notifications/events/list_changed` (Events extension, when it serves the flag). */
+  eventsListChanged?: boolean;
 }
 
-const FLAGS = ["toolsListChanged", "promptsListChanged", "resourcesListChanged"] as const;
-const FLAG_OF: Record<"tools" | "prompts" | "resources", (typeof FLAGS)[number]> = {
+const FLAGS = [
+  "toolsListChanged",
+  "promptsListChanged",
+  "resourcesListChanged",
+  "eventsListChanged",
+] as const;
+const FLAG_OF: Record<"tools" | "prompts" | "resources" | "events", (typeof FLAGS)[number]> = {
   tools: "toolsListChanged",
   prompts: "promptsListChanged",
   resources: "resourcesListChanged",
+  events: "eventsListChanged",
 };
+/** Flags only an extension serves: honoured when one says it does (`listenFlags`). */
+const EXTENSION_FLAGS: ReadonlySet<string> = new Set(["eventsListChanged"]);
 
-/** Reads and checks a listen filter; the result is the subset we honour (all of it). */
-export function parseListenFilter(params: JsonObject): ListenFilter {
+/**
+ * Reads and checks a listen filter; the result is the subset we honour: all of it, but the
+ * extensions' flags that none of them serves (`served`), which the acknowledgement then omits.
+ */
+export function parseListenFilter(
+  params: JsonObject,
+  served: readonly string[] = [],
+): ListenFilter {
   const raw = params.notifications ?? {};
   if (!isObject(raw)) throw invalidParams("notifications must be an object");
   const filter: ListenFilter = {};
@@ -33,7 +49,7 @@ export function parseListenFilter(params: JsonObject): ListenFilter {
     const value = raw[flag];
     if (value === undefined) continue;
     if (typeof value !== "boolean") throw invalidParams(`notifications.${flag} must be a boolean`);
-    if (value) filter[flag] = true;
+    if (value && (!EXTENSION_FLAGS.has(flag) || served.includes(flag))) filter[flag] = true;
   }
   const uris = raw.resourceSubscriptions;
   if (uris !== undefined) {
@@ -67,6 +83,15 @@ export function changeNotification(event: ChangeEvent): JsonRpcMessage {
   return { jsonrpc: "2.0", method: `notifications/${event.kind}/list_changed` };
 }
 
+/**
+ * What a legacy session's stream wants: the core list changes and updates of the resources it
+ * subscribed to; not tasks, nor event-type changes, which only a listen filter opts in to.
+ */
+export function sessionWants(event: ChangeEvent, subscriptions: ReadonlySet<string>): boolean {
+  if (event.kind === "resource") return subscriptions.has(event.uri);
+  return event.kind !== "task" && event.kind !== "events";
+}
+
 /** Stands in for a subscription id while a change is serialised; unique to this process. */
 const ID_SLOT = `\u0000${globalThis.crypto.randomUUID()}`;
 const ID_SLOT_JSON = JSON.stringify(ID_SLOT);
@@ -76,14 +101,15 @@ const ID_SLOT_JSON = JSON.stringify(ID_SLOT);
  * JSON tagged for a listen subscription as two halves around the subscription id.
  */
 export class OutgoingChange {
-  readonly message: JsonRpcMessage;
   #json: string | undefined;
   #head: string | undefined;
   #tail = "";
 
-  constructor(message: JsonRpcMessage) {
-    this.message = message;
-  }
+  /** `eid`: the change's id, the same on every process that hears it (none for a local one). */
+  constructor(
+    readonly message: JsonRpcMessage,
+    readonly eid?: string,
+  ) {}
 
   /** The notification's JSON text. */
   get json(): string {
@@ -183,16 +209,22 @@ export interface ListenHubOptions {
   onError: (error: unknown) => void;
 }
 
+/** How many change ids a hub remembers, to deliver a change heard twice once. */
+const HEARD_IDS = 4_096;
+
 /**
  * Holds this process's long-lived streams and feeds them the change events every process
  * publishes on the bus: `server.notify*` publishes once, each process delivers to its own sinks.
  */
 export class ListenHub {
   readonly #sinks = new Set<ChangeSink>();
+  /** Ids of the changes heard lately, so one heard twice is delivered once. */
+  readonly #heard = new Set<string>();
   readonly #options: ListenHubOptions;
   readonly #unsubscribe: Promise<() => Promise<void>>;
   readonly #stopServer: () => void;
   #keepAlive: ReturnType<typeof setInterval> | undefined;
+  #ended: { serverInfo: unknown } | undefined; // set once a drain ended the streams
 
   constructor(server: McpServer, options: ListenHubOptions) {
     this.#options = options;
@@ -201,7 +233,7 @@ export class ListenHub {
     );
     this.#unsubscribe.catch(options.onError);
     this.#stopServer = server.onChange((event) => {
-      publish(options.bus, ServerChannels.changes, event).catch(options.onError);
+      publishChange(options.bus, event).catch(options.onError);
     });
   }
 
@@ -215,15 +247,17 @@ export class ListenHub {
     return this.#sinks.size;
   }
 
-  /** Adds a sink; returns the function that removes it. */
+  /** Adds a sink (ended at once once a drain ended the streams); returns what removes it. */
   add(sink: ChangeSink): () => void {
-    this.#sinks.add(sink);
+    if (this.#ended) sink.end(this.#ended.serverInfo);
+    else this.#sinks.add(sink);
     this.#startKeepAlive();
     return () => this.#sinks.delete(sink);
   }
 
   /** Ends every sink gracefully (a drain's first step); changes still reach other processes. */
   endStreams(serverInfo: unknown): void {
+    this.#ended = { serverInfo };
     for (const sink of [...this.#sinks]) sink.end(serverInfo);
     this.#sinks.clear();
   }
@@ -236,9 +270,15 @@ export class ListenHub {
     await (await this.#unsubscribe.catch(() => async () => {}))();
   }
 
-  #deliver(event: ChangeEvent): void {
+  #deliver(event: BusChange): void {
+    if (event.eid !== undefined) {
+      if (this.#heard.has(event.eid)) return;
+      this.#heard.add(event.eid);
+      // A Set keeps insertion order: the first entry is the oldest id.
+      if (this.#heard.size > HEARD_IDS) this.#heard.delete(this.#heard.values().next().value!);
+    }
     const message = changeNotification(event);
-    const change = new OutgoingChange(message);
+    const change = new OutgoingChange(message, event.eid);
     for (const sink of this.#sinks) {
       if (sink.wants(event)) sink.deliver(message, change);
     }

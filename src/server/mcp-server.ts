@@ -1,17 +1,19 @@
 import type { JsonObject } from "../protocol/messages.js";
+import { eventsOf } from "./ext/events/registry.js";
+import type { EmitOptions, EmitResult, EventRegistration } from "./ext/events/types.js";
 import type { InferJsonSchema, PromptArgs, ToolArgs } from "./infer-args.js";
 import {
   type ChangeEvent,
+  capabilitiesOf,
   definitionOf,
-  headerParamsOf,
   type McpServerOptions,
   type RegisteredPrompt,
   type RegisteredResource,
   type RegisteredTemplate,
   type RegisteredTool,
   type Registration,
+  toolEntry,
 } from "./registry.js";
-import { compileSchema } from "./schema.js";
 import type {
   Implementation,
   MethodHandler,
@@ -39,8 +41,7 @@ export type {
 export { cacheHints } from "./registry.js";
 
 const RESERVED_METHOD =
-  /^(initialize|ping|server\/|tools\/|prompts\/|resources\/|completion\/|logging\/|subscriptions\/|tasks\/|elicitation\/|sampling\/|roots\/|notifications\/)/;
-const TOOL_NAME = /^[A-Za-z0-9_.-]{1,128}$/;
+  /^(initialize|ping|server\/|tools\/|prompts\/|resources\/|completion\/|logging\/|subscriptions\/|tasks\/|events\/|elicitation\/|sampling\/|roots\/|notifications\/)/;
 
 /**
  * An MCP server: the registry of tools, prompts and resources, free of any transport. `App` is
@@ -105,22 +106,8 @@ export class McpServer<App = unknown> {
     handler: ToolHandler<Input, App>,
   ): Registration;
   tool(options: ToolOptions<unknown>, handler: ToolHandler<never, App>): Registration {
-    if (!TOOL_NAME.test(options.name)) throw new TypeError(`Invalid tool name: ${options.name}`);
     if (this.tools.has(options.name)) throw new TypeError(`Duplicate tool: ${options.name}`);
-    const input = options.input ? compileSchema(options.input, "input") : undefined;
-    const output = options.output ? compileSchema(options.output, "output") : undefined;
-    const inputSchema = input?.json ?? { type: "object" };
-    const definition = definitionOf(options, ["input", "output", "scopes"]);
-    definition.inputSchema = inputSchema;
-    if (output) definition.outputSchema = output.json;
-    const entry: RegisteredTool = {
-      options: options as ToolOptions,
-      handler: handler as unknown as ToolHandler,
-      input,
-      output,
-      headerParams: headerParamsOf(inputSchema, options.name),
-      definition,
-    };
+    const entry = toolEntry(options as ToolOptions, handler as unknown as ToolHandler);
     return this.#register(this.tools, options.name, entry, "tools");
   }
 
@@ -263,17 +250,33 @@ export class McpServer<App = unknown> {
 
   /** The capabilities this server advertises, derived from what is registered. */
   capabilities(): JsonObject {
-    const capabilities: JsonObject = {
-      tools: { listChanged: true },
-      prompts: { listChanged: true },
-      resources: { subscribe: true, listChanged: true },
-      logging: {},
-    };
-    const completes =
-      [...this.prompts.values()].some((p) => p.options.arguments?.some((a) => a.complete)) ||
-      [...this.templates.values()].some((t) => t.options.complete);
-    if (completes) capabilities.completions = {};
-    return capabilities;
+    return capabilitiesOf(this.prompts.values(), this.templates.values());
+  }
+
+  /**
+   * Registers an event type (Events extension, docs/events.md): served by poll and push, and
+   * webhook where the handler has `events.webhooks`. Its schemas are compiled now.
+   *
+   * @example
+   * ```ts
+   * server.event({ name: "note.created", payloadSchema: { type: "object" } });
+   * ```
+   */
+  event(options: EventRegistration): Registration {
+    return eventsOf(this).register(options);
+  }
+
+  /**
+   * Emits an occurrence of event type `name` to its subscribers, on every process: appended to
+   * the feed of each store the server is served from, after `data` passes its `payloadSchema`.
+   *
+   * @example
+   * ```ts
+   * await server.emit("note.created", { id: "n1" }, { eventId: "upstream-42" });
+   * ```
+   */
+  emit(name: string, data: JsonObject, options?: EmitOptions): Promise<EmitResult> {
+    return eventsOf(this).emit(name, data, options);
   }
 
   #register<T>(

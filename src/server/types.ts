@@ -129,6 +129,12 @@ export interface ToolOptions<Input = JsonObject> {
    * large jobs; a handler that never calls it answers synchronously). @default "call"
    */
   taskStart?: "call" | "handler";
+  /**
+   * Whether the server checks arguments against `input` and structured content against
+   * `output`. `false` advertises a JSON Schema as given, uncompiled, for a tool that hands its
+   * arguments to something that checks them itself (a gateway's upstream). @default true
+   */
+  validate?: boolean;
   _meta?: JsonObject;
 }
 

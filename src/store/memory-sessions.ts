@@ -1,18 +1,77 @@
-import type { EventLog, LoggedEvent, SessionRecord, SessionStore } from "./types.js";
+import type { EventLog, LoggedEvent, SessionRecord, SessionStore, SessionUse } from "./types.js";
+
+interface Entry {
+  record: SessionRecord;
+  seen: number;
+  /** Owners marking the session as in use. */
+  active?: Set<string>;
+}
+
+function mark(entry: Entry, owner: string): void {
+  entry.active ??= new Set();
+  entry.active.add(owner);
+}
+
+/** Each client's session ids in Sets kept in order of use, least recent first. */
+function clientOrders() {
+  const byClient = new Map<string, Set<string>>();
+  return {
+    add(record: SessionRecord): void {
+      if (record.client === undefined) return;
+      byClient.set(record.client, (byClient.get(record.client) ?? new Set()).add(record.id));
+    },
+    remove(record: SessionRecord | undefined): void {
+      const own = record?.client === undefined ? undefined : byClient.get(record.client);
+      own?.delete(record!.id);
+      if (own?.size === 0) byClient.delete(record!.client!);
+    },
+    /** Moves a session to the end of its client's order, when `client` is its own. */
+    used(record: SessionRecord, client: string | undefined): void {
+      if (client === undefined || client !== record.client) return;
+      const own = byClient.get(client);
+      if (own?.delete(record.id)) own.add(record.id);
+    },
+    list: (client: string) => [...(byClient.get(client) ?? [])],
+  };
+}
 
 /**
  * Sessions in a Map kept in idle order: a `get` moves the session to the end, so the first
- * entries are always the longest idle. Expiry is checked on access and by an unref'd sweep, so
- * an idle session costs no timer of its own.
+ * entries are always the longest idle; each client's sessions in a Set kept in the same order.
+ * Expiry is checked on access and by an unref'd sweep, so an idle session costs no timer of its
+ * own.
  */
 export function memorySessions(idleMs: number): SessionStore & { sweep(): void } {
-  const sessions = new Map<string, { record: SessionRecord; seen: number }>();
+  const sessions = new Map<string, Entry>();
+  const orders = clientOrders();
+  const remove = (id: string) => {
+    orders.remove(sessions.get(id)?.record);
+    return sessions.delete(id);
+  };
+  const live = (id: string) => {
+    const entry = sessions.get(id);
+    return entry && entry.seen > Date.now() - idleMs ? entry : undefined;
+  };
   const sweep = () => {
     const horizon = Date.now() - idleMs;
     for (const [id, entry] of sessions) {
       if (entry.seen > horizon) break;
-      sessions.delete(id);
+      remove(id);
     }
+  };
+  /** The live session's entry, moved to the end of the idle orders; undefined when gone. */
+  const use = (id: string, how: SessionUse = {}) => {
+    const entry = live(id);
+    if (!entry) {
+      remove(id);
+      return undefined;
+    }
+    sessions.delete(id);
+    entry.seen = Date.now();
+    sessions.set(id, entry);
+    orders.used(entry.record, how.client);
+    if (how.activeFor !== undefined) mark(entry, how.activeFor);
+    return entry;
   };
   return {
     idleMs,
@@ -22,32 +81,43 @@ export function memorySessions(idleMs: number): SessionStore & { sweep(): void }
       const evicted: string[] = [];
       for (const id of sessions.keys()) {
         if (sessions.size < maxSessions) break;
-        sessions.delete(id);
+        remove(id);
         evicted.push(id);
       }
       sessions.set(record.id, { record, seen: Date.now() });
+      orders.add(record);
       return evicted;
     },
-    async get(id) {
-      const entry = sessions.get(id);
-      if (!entry) return undefined;
-      const now = Date.now();
-      sessions.delete(id);
-      if (entry.seen <= now - idleMs) return undefined;
-      entry.seen = now;
-      sessions.set(id, entry);
-      return entry.record;
+    async get(id, how) {
+      return use(id, how)?.record;
     },
     async update(id, patch) {
       const entry = sessions.get(id);
       if (entry) Object.assign(entry.record, patch);
     },
+    async touch(id, how) {
+      return use(id, how) !== undefined;
+    },
     async exists(id) {
-      const entry = sessions.get(id);
-      return entry !== undefined && entry.seen > Date.now() - idleMs;
+      return live(id) !== undefined;
     },
     async delete(id) {
-      return sessions.delete(id);
+      return remove(id);
+    },
+    async ofClient(client) {
+      const own = orders.list(client);
+      for (const id of own) if (!live(id)) remove(id);
+      return own.filter((id) => sessions.has(id));
+    },
+    async markActive(id, owner) {
+      const entry = live(id);
+      if (entry) mark(entry, owner);
+    },
+    async unmarkActive(id, owner) {
+      sessions.get(id)?.active?.delete(owner);
+    },
+    async activeOwners(id) {
+      return [...(live(id)?.active ?? [])];
     },
   };
 }

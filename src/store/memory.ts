@@ -1,6 +1,10 @@
+import { memoryDeliveries } from "./memory-deliveries.js";
+import { memoryFeeds } from "./memory-feeds.js";
+import { memoryLeases } from "./memory-leases.js";
 import { memoryRateLimiters } from "./memory-rate-limiter.js";
 import { memoryEventLog, memorySessions } from "./memory-sessions.js";
 import { memoryTasks } from "./memory-tasks.js";
+import { memoryWebhooks } from "./memory-webhooks.js";
 import type { BusMessage, EventBus, McpStore, NonceStore } from "./types.js";
 
 /** Options of {@link memoryStore}. */
@@ -32,11 +36,16 @@ function memoryNonces(maxNonces: number): NonceStore {
   };
 }
 
+/** A sharded channel's identity, as the Redis bus names it: apart from an un-sharded namesake. */
+function channelKey(channel: string, shard: string | undefined): string {
+  return shard === undefined ? channel : `{s:${shard}}:${channel}`;
+}
+
 function memoryBus(): EventBus {
   const channels = new Map<string, Set<(message: BusMessage) => void>>();
   return {
-    async publish(channel, message) {
-      const listeners = channels.get(channel);
+    async publish(name, message, shard) {
+      const listeners = channels.get(channelKey(name, shard));
       for (const listener of listeners ?? []) {
         try {
           listener(message);
@@ -47,7 +56,8 @@ function memoryBus(): EventBus {
       // One store stands for one process: it counts once, however many listeners it has.
       return listeners && listeners.size > 0 ? 1 : 0;
     },
-    async subscribe(channel, listener) {
+    async subscribe(name, listener, shard) {
+      const channel = channelKey(name, shard);
       const listeners = channels.get(channel) ?? new Set();
       channels.set(channel, listeners);
       listeners.add(listener);
@@ -72,9 +82,15 @@ function memoryBus(): EventBus {
 export function memoryStore(options: MemoryStoreOptions = {}): McpStore {
   const sessions = memorySessions(options.sessionIdleMs ?? 30 * 60_000);
   const tasks = memoryTasks();
+  const leases = memoryLeases();
+  const feeds = memoryFeeds();
+  const webhooks = memoryWebhooks();
   const sweeper = setInterval(() => {
     sessions.sweep();
     tasks.sweep();
+    leases.sweep();
+    feeds.sweep();
+    webhooks.sweep();
   }, 60_000);
   (sweeper as { unref?: () => void }).unref?.();
   return {
@@ -83,6 +99,10 @@ export function memoryStore(options: MemoryStoreOptions = {}): McpStore {
     sessions,
     events: memoryEventLog(options.maxEventsPerStream ?? 1_000),
     tasks,
+    leases,
+    feeds,
+    webhooks,
+    deliveries: memoryDeliveries(),
     async ping() {},
     rateLimiter: memoryRateLimiters(),
     async close() {

@@ -3,19 +3,34 @@ import type { BusMessage, EventBus } from "./types.js";
 
 type Listener = (message: BusMessage) => void;
 
+/** How a channel is subscribed: SSUBSCRIBE (sharded pub/sub, Redis 7) or SUBSCRIBE. */
+type Mode = "sharded" | "plain";
+
 interface Channel {
   listeners: Set<Listener>;
-  /** Settles when Redis has confirmed (or refused) the SUBSCRIBE. */
+  mode: Mode;
+  /** Settles when Redis has confirmed (or refused) the subscription. */
   subscribed: Promise<void>;
 }
 
 /** Options of {@link redisBus}. */
 export interface RedisBusOptions {
   publisher: RedisClient;
-  /** The pub/sub connection, opened on first use. */
+  /**
+   * The pub/sub connection, opened on first use. A Cluster's must have `shardedSubscribers`, so
+   * that each SSUBSCRIBE goes to the master of its channel's slot.
+   */
   subscriber: () => RedisClient;
-  /** Prepended to every channel name. */
-  prefix: string;
+  /** The Redis channel of a bus channel (of a shard). */
+  channelOf: (name: string, shard: string | undefined) => string;
+}
+
+/**
+ * Whether Redis refused a sharded pub/sub command itself (before Redis 7 it has none; an ACL
+ * may deny it), as opposed to failing to carry it (a connection error).
+ */
+function isRefusal(error: unknown): boolean {
+  return error instanceof Error && /unknown command|NOPERM/i.test(error.message);
 }
 
 /**
@@ -46,8 +61,11 @@ function whenWritable(connection: RedisClient): Promise<void> {
 }
 
 /**
- * Redis pub/sub behind the bus: one SUBSCRIBE per channel however many local listeners share
- * it, messages as JSON. ioredis resubscribes by itself after a reconnect.
+ * Redis pub/sub behind the bus: one subscription per channel however many local listeners share
+ * it, messages as JSON. A sharded channel goes by SPUBLISH/SSUBSCRIBE, to and from the master of
+ * its slot only; once Redis refuses those (before Redis 7), this bus uses PUBLISH/SUBSCRIBE for
+ * every channel, as every process on that Redis will. ioredis resubscribes by itself after a
+ * reconnect (and, on a Cluster, after a failover moved a slot).
  */
 export function redisBus(
   options: RedisBusOptions,
@@ -55,14 +73,26 @@ export function redisBus(
   return new RedisBus(options);
 }
 
+/**
+ * A channel of each mode that a standalone connection stays subscribed to while it lives.
+ * Redis counts plain and sharded subscriptions apart, and ioredis leaves subscriber mode once an
+ * unsubscribe's reply counts 0 for its own kind, even with channels of the other kind left: the
+ * connection then drops their messages. An anchor of each kind in use keeps both counts above 0.
+ */
+const ANCHOR = "bus-anchor";
+
 class RedisBus implements EventBus {
   readonly #options: RedisBusOptions;
   readonly #channels = new Map<string, Channel>();
-  /** Channels whose UNSUBSCRIBE failed (Redis was down): ioredis resubscribes them on reconnect. */
-  readonly #orphans = new Set<string>();
+  /** The anchor subscriptions made on a standalone connection, by mode (see {@link ANCHOR}). */
+  readonly #anchors = new Map<Mode, Promise<void>>();
+  /** Channels whose unsubscribe failed (Redis was down): ioredis resubscribes them on reconnect. */
+  readonly #orphans = new Map<string, Mode>();
   #subscriber: RedisClient | undefined;
   #epoch = 0;
   #closed = false;
+  /** False once Redis refused a sharded pub/sub command. */
+  #sharded = true;
 
   constructor(options: RedisBusOptions) {
     this.#options = options;
@@ -73,18 +103,29 @@ class RedisBus implements EventBus {
     return ready && this.#subscriber?.status === "ready" ? this.#epoch : -1;
   }
 
-  async publish(channel: string, message: BusMessage): Promise<number> {
-    const { publisher, prefix } = this.#options;
-    return publisher.publish(prefix + channel, JSON.stringify(message) ?? "null");
+  async publish(channel: string, message: BusMessage, shard?: string): Promise<number> {
+    const { publisher, channelOf } = this.#options;
+    const name = channelOf(channel, shard);
+    const json = JSON.stringify(message) ?? "null";
+    if (shard !== undefined && this.#sharded) {
+      try {
+        return (await publisher.spublish(name, json)) as number;
+      } catch (error) {
+        if (!isRefusal(error)) throw error;
+        this.#sharded = false;
+      }
+    }
+    return publisher.publish(name, json);
   }
 
   async subscribe(
     channelName: string,
     listener: (message: BusMessage) => void,
+    shard?: string,
   ): Promise<() => Promise<void>> {
     if (this.#closed) throw new Error("the store is closed");
-    const name = this.#options.prefix + channelName;
-    const channel = this.#channels.get(name) ?? this.#open(name);
+    const name = this.#options.channelOf(channelName, shard);
+    const channel = this.#channels.get(name) ?? this.#open(name, shard !== undefined);
     channel.listeners.add(listener);
     try {
       await channel.subscribed;
@@ -96,35 +137,51 @@ class RedisBus implements EventBus {
       if (!channel.listeners.delete(listener) || channel.listeners.size > 0) return;
       if (this.#channels.get(name) !== channel) return;
       this.#channels.delete(name);
-      // The listener is gone either way: an UNSUBSCRIBE that fails now is retried when the
+      // The listener is gone either way: an unsubscribe that fails now is retried when the
       // channel's next message arrives.
-      await this.#unsubscribe(name);
+      await this.#unsubscribe(name, channel.mode);
     };
   }
 
   async close(): Promise<void> {
     this.#closed = true;
-    const names = [...this.#channels.keys()];
+    const channels = [...this.#channels];
     this.#channels.clear();
     const sub = this.#subscriber;
     if (!sub) return;
     sub.off("message", this.#deliver);
-    if (names.length > 0) await sub.unsubscribe(...names).catch(() => undefined);
+    sub.off("smessage", this.#deliver);
+    const named = (mode: Mode) => [
+      ...channels.filter(([, channel]) => channel.mode === mode).map(([name]) => name),
+      ...(this.#anchors.has(mode) ? [this.#anchorName(mode)] : []),
+    ];
+    const [plain, sharded] = [named("plain"), named("sharded")];
+    this.#anchors.clear();
+    // One SUNSUBSCRIBE per channel: on a Cluster, the channels of one command share a slot.
+    await Promise.all([
+      plain.length > 0 ? sub.unsubscribe(...plain) : undefined,
+      ...sharded.map((name) => sub.sunsubscribe(name)),
+    ]).catch(() => undefined);
   }
 
-  async #unsubscribe(name: string): Promise<void> {
+  async #unsubscribe(name: string, mode: Mode): Promise<void> {
     try {
-      await this.#subscriber?.unsubscribe(name);
+      if (mode === "sharded") await this.#subscriber?.sunsubscribe(name);
+      else await this.#subscriber?.unsubscribe(name);
       this.#orphans.delete(name);
     } catch {
-      this.#orphans.add(name);
+      this.#orphans.set(name, mode);
     }
   }
 
   readonly #deliver = (name: string, raw: string): void => {
     const channel = this.#channels.get(name);
     if (!channel) {
-      if (this.#orphans.delete(name)) void this.#unsubscribe(name);
+      const mode = this.#orphans.get(name);
+      if (mode) {
+        this.#orphans.delete(name);
+        void this.#unsubscribe(name, mode);
+      }
       return;
     }
     let message: BusMessage;
@@ -146,22 +203,61 @@ class RedisBus implements EventBus {
     if (!this.#subscriber) {
       const subscriber = this.#options.subscriber();
       subscriber.on("message", this.#deliver);
-      // Every (re)connection starts a new epoch: messages published meanwhile were lost.
-      subscriber.on("ready", () => this.#epoch++);
+      subscriber.on("smessage", this.#deliver);
+      // Every (re)connection starts a new epoch: messages published meanwhile were lost. A
+      // Cluster's sharded subscribers come and go on their own (a failover): so do epochs.
+      const next = () => this.#epoch++;
+      subscriber.on("ready", next);
+      if (subscriber.isCluster) subscriber.on("-subscriber", next).on("subscribersReady", next);
       this.#subscriber = subscriber;
     }
     return this.#subscriber;
   }
 
-  #open(name: string): Channel {
+  #anchorName(mode: Mode): string {
+    return this.#options.channelOf(ANCHOR, mode === "sharded" ? ANCHOR : undefined);
+  }
+
+  /** Subscribes a standalone connection to the anchor of `mode`, once (see {@link ANCHOR}). */
+  #anchor(sub: RedisClient, mode: Mode): Promise<void> {
+    // A Cluster keeps plain and sharded subscriptions on different connections already.
+    if (sub.isCluster) return Promise.resolve();
+    let anchored = this.#anchors.get(mode);
+    if (!anchored) {
+      const name = this.#anchorName(mode);
+      anchored = (mode === "sharded" ? sub.ssubscribe(name) : sub.subscribe(name)).then(
+        () => undefined,
+      );
+      // Refused or failed: the next subscription of this mode tries again.
+      anchored.catch(() => this.#anchors.delete(mode));
+      this.#anchors.set(mode, anchored);
+    }
+    return anchored;
+  }
+
+  #open(name: string, sharded: boolean): Channel {
     const sub = this.#connection();
     const channel: Channel = {
       listeners: new Set(),
-      subscribed: whenWritable(sub).then(async () => {
-        await sub.subscribe(name);
-      }),
+      mode: sharded && this.#sharded ? "sharded" : "plain",
+      subscribed: Promise.resolve(),
     };
-    // A refused SUBSCRIBE leaves nothing behind: the next subscribe() tries again.
+    channel.subscribed = whenWritable(sub).then(async () => {
+      if (channel.mode === "sharded") {
+        try {
+          await this.#anchor(sub, "sharded");
+          await sub.ssubscribe(name);
+          return;
+        } catch (error) {
+          if (!isRefusal(error)) throw error;
+          this.#sharded = false;
+          channel.mode = "plain";
+        }
+      }
+      await this.#anchor(sub, "plain");
+      await sub.subscribe(name);
+    });
+    // A refused subscription leaves nothing behind: the next subscribe() tries again.
     channel.subscribed.catch(() => {
       if (this.#channels.get(name) === channel) this.#channels.delete(name);
     });

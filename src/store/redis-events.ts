@@ -1,11 +1,11 @@
+import { hashTag } from "./redis-keys.js";
 import { eventsAfter, luaScript, type RedisClient } from "./redis-scripts.js";
 import type { EventLog, LoggedEvent } from "./types.js";
 
 /**
- * KEYS: stream logs. ARGV: the cap, the TTL in ms, then one entry per key. Appends each entry
- * to its log, trims it to the cap (only once it is over: a third less Redis time per script)
- * and renews its TTL: one round trip for every append a process makes in one turn of
- * its event loop (one change delivered to all its GET streams).
+ * KEYS: stream logs, in one slot. ARGV: the cap, the TTL in ms, then one entry per key. Appends
+ * each entry to its log, trims it to the cap (only once it is over: a third less Redis time per
+ * script) and renews its TTL.
  */
 const appendEvents = luaScript(`
 local max = tonumber(ARGV[1])
@@ -17,7 +17,7 @@ for i = 1, #KEYS do
 end
 return #KEYS`);
 
-/** Most appends sent in one script, so one script never holds Redis up for long. */
+/** Most appends sent in one turn's batch, so one script never holds Redis up for long. */
 const MAX_BATCH = 4_096;
 
 /** The JSON of a logged event, id first so a script can find it by prefix without parsing. */
@@ -25,11 +25,18 @@ function eventPrefix(id: string): string {
   return `{"id":${JSON.stringify(id)},`;
 }
 
-/** Appends queued in one turn of the event loop, sent together as one script. */
-interface Batch {
+/** The appends of one script: logs of one hash tag (one slot), in the order they were made. */
+interface Group {
   keys: string[];
   args: (string | number)[];
+  /** Settles with this group's script, whatever becomes of the others'. */
   sent: Promise<void>;
+}
+
+/** Appends queued in one turn of the event loop, by hash tag. */
+interface Batch {
+  groups: Map<string, Group>;
+  size: number;
 }
 
 /** What the event log needs of the Redis store. */
@@ -44,50 +51,56 @@ export interface RedisEventLogOptions {
 }
 
 /**
- * Per-stream replay logs in Redis lists. Appends made in one turn of the event loop go in one
- * script (in order, on one connection, so each log keeps its order); on a Cluster, whose logs
- * sit in different slots, each append is its own transaction.
+ * Per-stream replay logs in Redis lists. The appends made in one turn of the event loop go in
+ * one script per hash tag: one in all on a standalone Redis; on a Cluster, one per session
+ * whose streams got an event (a script's keys must share a slot), sent at once. A log's appends
+ * go in order on one connection, so each log keeps its order.
  */
 export function redisEventLog(options: RedisEventLogOptions): EventLog {
   const { redis, keyOf, maxEvents, ttlMs, labelled } = options;
+  // A standalone Redis has no slots: every log can go in one script.
+  const tagOf = redis.isCluster ? hashTag : () => "";
   let open: Batch | undefined;
   // A change goes to many streams as one message object: it is serialised once per batch.
   let lastMessage: unknown;
   let lastJson = "";
-  const send = (batch: Batch) =>
-    labelled("events.append", async () => {
+  const start = (): Batch => {
+    const batch: Batch = { groups: new Map(), size: 0 };
+    // Queued before any of its groups' scripts: once they run, appends start a new batch.
+    queueMicrotask(() => {
       if (open === batch) open = undefined;
       lastMessage = undefined;
-      await appendEvents(redis, batch.keys, batch.args);
     });
+    return batch;
+  };
+  const group = (batch: Batch, tag: string): Group => {
+    const known = batch.groups.get(tag);
+    if (known) return known;
+    const created: Group = { keys: [], args: [], sent: Promise.resolve() };
+    created.sent = Promise.resolve().then(() =>
+      labelled("events.append", async () => {
+        await appendEvents(redis, created.keys, [maxEvents, ttlMs, ...created.args]);
+      }),
+    );
+    batch.groups.set(tag, created);
+    return created;
+  };
   const queue = (key: string, entry: string): Promise<void> => {
-    if (!open || open.keys.length >= MAX_BATCH) {
-      const batch: Batch = { keys: [], args: [maxEvents, ttlMs], sent: Promise.resolve() };
-      batch.sent = Promise.resolve().then(() => send(batch));
-      open = batch;
-    }
-    open.keys.push(key);
-    open.args.push(entry);
-    return open.sent;
+    if (!open || open.size >= MAX_BATCH) open = start();
+    const into = group(open, tagOf(key));
+    into.keys.push(key);
+    into.args.push(entry);
+    open.size++;
+    return into.sent;
   };
   return {
     append(stream, event) {
-      const key = keyOf(stream);
       if (event.message !== lastMessage) {
         lastJson = JSON.stringify(event.message);
-        lastMessage = redis.isCluster ? undefined : event.message;
+        lastMessage = event.message;
       }
-      const entry = `${eventPrefix(event.id)}"message":${lastJson}}`;
-      if (!redis.isCluster) return queue(key, entry);
-      return labelled("events.append", async () => {
-        const results = await redis
-          .multi()
-          .rpush(key, entry)
-          .ltrim(key, -maxEvents, -1)
-          .pexpire(key, ttlMs)
-          .exec();
-        for (const [error] of results ?? []) if (error) throw error;
-      });
+      const change = event.eid === undefined ? "" : `,"eid":${JSON.stringify(event.eid)}`;
+      return queue(keyOf(stream), `${eventPrefix(event.id)}"message":${lastJson}${change}}`);
     },
 
     after: (stream, lastEventId) =>

@@ -1,5 +1,6 @@
 import type RateLimiterRedis from "rate-limiter-flexible/lib/RateLimiterRedis.js";
 import { flexibleRateLimiter, missingPeer, windowSeconds } from "./flexible-limiter.js";
+import { redisBatchedRateLimiter } from "./redis-batched-rate-limiter.js";
 import type { RedisClient } from "./redis-scripts.js";
 import type { RateLimiter, RateLimitPolicy } from "./types.js";
 
@@ -28,4 +29,41 @@ export async function redisRateLimiter(
       duration: windowSeconds(policy),
     }),
   );
+}
+
+/** The Redis store's limiters: one per policy, and a `close` that settles the batched ones. */
+export interface RedisRateLimiters {
+  limiter(policy: RateLimitPolicy): Promise<RateLimiter>;
+  /** Settles every point spent here and not yet counted in Redis (see `share`). */
+  close(): Promise<void>;
+}
+
+/**
+ * Makes a store's limiters, keyed by the policy too, so handlers with different budgets never
+ * share a counter. A policy with a `share` is charged in batches (its keys under one hash tag,
+ * one Cluster slot); without one each charge is one round trip, as exact as Redis itself.
+ */
+export function redisRateLimiters(redis: RedisClient, prefix: string): RedisRateLimiters {
+  const made = new Map<string, Promise<RateLimiter>>();
+  return {
+    limiter(policy) {
+      const budget = `${policy.points}/${policy.windowMs}`;
+      const batched = (policy.share ?? 0) > 0;
+      const id = batched ? `${budget}/${policy.share}` : budget;
+      let limiter = made.get(id);
+      if (!limiter) {
+        limiter = batched
+          ? Promise.resolve(redisBatchedRateLimiter(redis, `${prefix}{rl:${budget}}`, policy))
+          : redisRateLimiter(redis, `${prefix}rl:${budget}`, policy);
+        made.set(id, limiter);
+      }
+      return limiter;
+    },
+    async close() {
+      const limiters = await Promise.allSettled(made.values());
+      await Promise.all(
+        limiters.map((made) => (made.status === "fulfilled" ? made.value.close?.() : undefined)),
+      );
+    },
+  };
 }

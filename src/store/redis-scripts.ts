@@ -32,15 +32,59 @@ export function luaScript(source: string): LuaScript {
 export const NOW_MS =
   "local t = redis.call('TIME') local now = t[1] * 1000 + math.floor(t[2] / 1000)";
 
+// KEYS: session hash, its set of active owners. ARGV: idle ms, an owner or "". Resets the TTL
+// of both and adds the owner, when given, to the set: the touch of a request about to run.
+const USE_SESSION = `
+redis.call('PEXPIRE', KEYS[2], ARGV[1])
+if ARGV[2] ~= '' then
+  redis.call('SADD', KEYS[2], ARGV[2])
+  redis.call('PEXPIRE', KEYS[2], ARGV[1])
+end`;
+
 /**
- * KEYS: session hash. ARGV: idle ms. The session's fields, its TTL reset; nil when it is gone.
- * Fields, not one JSON string: Lua's cjson would turn `[]` into `{}` when re-encoding a record.
+ * KEYS: session hash, its active owners. ARGV: idle ms, an owner or "". The session's fields,
+ * used (see USE_SESSION); nil when it is gone. Fields, not one JSON string: Lua's cjson would
+ * turn `[]` into `{}` when re-encoding a record.
  */
 export const getSession = luaScript(`
 local fields = redis.call('HMGET', KEYS[1], 'record', 'logLevel', 'subscriptions')
 if not fields[1] then return nil end
 redis.call('PEXPIRE', KEYS[1], ARGV[1])
+${USE_SESSION}
 return fields`);
+
+/** KEYS and ARGV as {@link getSession}'s: 1 when the session lives (and is now used), else 0. */
+export const touchSessionRecord = luaScript(`
+if redis.call('PEXPIRE', KEYS[1], ARGV[1]) == 0 then return 0 end
+${USE_SESSION}
+return 1`);
+
+/**
+ * KEYS: session hash, its active owners. Deletes both; returns whether the session existed and
+ * its client ("" when none), whose sorted set the caller leaves.
+ */
+export const deleteSession = luaScript(`
+local client = redis.call('HGET', KEYS[1], 'client')
+local existed = redis.call('DEL', KEYS[1])
+redis.call('DEL', KEYS[2])
+return {existed, client or ''}`);
+
+/** KEYS: a client's sessions. ARGV: id, idle ms. Adds the session as the most recently used. */
+export const admitClientSession = luaScript(`
+${NOW_MS}
+redis.call('ZADD', KEYS[1], now, ARGV[1])
+redis.call('PEXPIRE', KEYS[1], ARGV[2])
+return 1`);
+
+/**
+ * KEYS: a client's sessions. ARGV: idle ms. Forgets those idle past their expiry (their last use
+ * set their score and reset their record's TTL together), and lists the rest, least recently
+ * used first.
+ */
+export const clientSessions = luaScript(`
+${NOW_MS}
+redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now - tonumber(ARGV[1]))
+return redis.call('ZRANGE', KEYS[1], 0, -1)`);
 
 /**
  * KEYS: session hash. ARGV: n, then n field/value pairs to set, then fields to delete. Touches
@@ -74,7 +118,7 @@ redis.call('ZADD', KEYS[1], now, ARGV[1])
 redis.call('PEXPIRE', KEYS[1], idle)
 return evicted`);
 
-/** KEYS: session index. ARGV: id, idle ms. Marks a listed session as used now. */
+/** KEYS: a session index (all, or a client's). ARGV: id, idle ms. Marks a listed session as used now. */
 export const touchSession = luaScript(`
 ${NOW_MS}
 redis.call('ZADD', KEYS[1], 'XX', now, ARGV[1])

@@ -1,16 +1,17 @@
-import type { ChainableCommander, Cluster } from "ioredis";
+import type { Cluster } from "ioredis";
 import { redisBus } from "./redis-bus.js";
+import { redisDeliveries } from "./redis-deliveries.js";
 import { redisEventLog } from "./redis-events.js";
-import { redisRateLimiter } from "./redis-rate-limiter.js";
-import {
-  admitSession,
-  getSession,
-  type RedisClient,
-  touchSession,
-  updateSession,
-} from "./redis-scripts.js";
+import { redisFeeds } from "./redis-feeds.js";
+import { type Keys, keyLayout } from "./redis-keys.js";
+import { redisLeases } from "./redis-leases.js";
+import { redisRateLimiters } from "./redis-rate-limiter.js";
+import { replicaWait } from "./redis-replicas.js";
+import type { RedisClient } from "./redis-scripts.js";
+import { redisSessions } from "./redis-sessions.js";
 import { redisTasks } from "./redis-tasks.js";
-import type { McpStore, NonceStore, SessionRecord, SessionStore } from "./types.js";
+import { redisWebhooks } from "./redis-webhooks.js";
+import type { McpStore, NonceStore } from "./types.js";
 
 /**
  * Options of {@link redisStore}. ioredis queues commands while it is disconnected and fails
@@ -28,40 +29,20 @@ export interface RedisStoreOptions {
   sessionIdleMs?: number;
   /** Events kept per SSE stream for replay. @default 1_000 */
   maxEventsPerStream?: number;
-  /** The pub/sub connection, owned by the caller. @default `redis.duplicate()`, opened on first subscribe and quit by `close()` */
+  /**
+   * The pub/sub connection, owned by the caller; a `Cluster` must be made with
+   * `shardedSubscribers: true`. @default a duplicate of `redis` (a Cluster's with
+   * `shardedSubscribers: true`), opened on first subscribe and quit by `close()`
+   */
   subscriber?: RedisClient;
-}
-
-/**
- * Where everything lives. A session's keys share the hash tag `{s:<id>}`, so on Redis Cluster
- * they sit in one slot and each operation on them is one single-slot command or script.
- */
-function keyLayout(prefix: string) {
-  return {
-    session: (id: string) => `${prefix}{s:${id}}:rec`,
-    /** Sorted set of live session ids by last use, for `maxSessions`. */
-    sessionIndex: `${prefix}sessions`,
-    /** `stream` is `<sessionId>/<streamId>`: the session part chooses the slot. */
-    log(stream: string) {
-      const slash = stream.indexOf("/");
-      if (slash === -1) return `${prefix}{s:${stream}}:log`;
-      return `${prefix}{s:${stream.slice(0, slash)}}:log:${stream.slice(slash + 1)}`;
-    },
-    nonce: (key: string) => `${prefix}nonce:${key}`,
-  };
-}
-
-type Keys = ReturnType<typeof keyLayout>;
-
-function isStringArray(value: unknown): value is string[] {
-  return Array.isArray(value) && value.every((item) => typeof item === "string");
-}
-
-/** Runs a MULTI block (one round trip) and throws the first error of its commands. */
-async function exec(transaction: ChainableCommander): Promise<void> {
-  const results = await transaction.exec();
-  if (!results) throw new Error("Redis aborted the transaction");
-  for (const [error] of results) if (error) throw error;
+  /**
+   * Replicas that must acknowledge a session's creation or deletion, a lease's acquisition and
+   * the Events writes {@link redisStore} lists (`WAIT`) before it resolves, so that a failover
+   * keeps it. @default 0
+   */
+  waitReplicas?: number;
+  /** Longest `WAIT` for those replicas; the write stands either way. @default 500 */
+  waitTimeoutMs?: number;
 }
 
 /** Rewrites a rejection so that it says which store operation failed. */
@@ -70,74 +51,6 @@ function labelled<T>(operation: string, run: () => Promise<T>): Promise<T> {
     const reason = error instanceof Error ? error.message : String(error);
     throw new Error(`Redis store: ${operation} failed: ${reason}`, { cause: error });
   });
-}
-
-function redisSessions(redis: RedisClient, keys: Keys, idleMs: number): SessionStore {
-  return {
-    idleMs,
-    create: (record, maxSessions) =>
-      labelled("sessions.create", async () => {
-        const key = keys.session(record.id);
-        const { logLevel, subscriptions, ...fixed } = record;
-        const fields: Record<string, string> = {
-          record: JSON.stringify(fixed),
-          subscriptions: JSON.stringify(subscriptions),
-        };
-        if (logLevel !== undefined) fields.logLevel = logLevel;
-        const [evicted] = await Promise.all([
-          admitSession(redis, [keys.sessionIndex], [record.id, maxSessions, idleMs]),
-          exec(redis.multi().del(key).hset(key, fields).pexpire(key, idleMs)),
-        ]);
-        if (!isStringArray(evicted)) return [];
-        await Promise.all(evicted.map((id) => redis.del(keys.session(id))));
-        return evicted;
-      }),
-
-    get: (id) =>
-      labelled("sessions.get", async () => {
-        const [fields] = await Promise.all([
-          getSession(redis, [keys.session(id)], [idleMs]),
-          touchSession(redis, [keys.sessionIndex], [id, idleMs]),
-        ]);
-        if (!Array.isArray(fields) || typeof fields[0] !== "string") {
-          await redis.zrem(keys.sessionIndex, id); // a stale index entry, if any
-          return undefined;
-        }
-        const [fixed, logLevel, subscriptions] = fields as [string, string | null, string | null];
-        const record: SessionRecord = {
-          ...JSON.parse(fixed),
-          subscriptions: subscriptions ? JSON.parse(subscriptions) : [],
-        };
-        if (logLevel) record.logLevel = logLevel;
-        return record;
-      }),
-
-    update: (id, patch) =>
-      labelled("sessions.update", async () => {
-        const set: string[] = [];
-        const unset: string[] = [];
-        if ("logLevel" in patch) {
-          if (patch.logLevel === undefined) unset.push("logLevel");
-          else set.push("logLevel", patch.logLevel);
-        }
-        if ("subscriptions" in patch)
-          set.push("subscriptions", JSON.stringify(patch.subscriptions ?? []));
-        if (set.length + unset.length === 0) return;
-        await updateSession(redis, [keys.session(id)], [set.length / 2, ...set, ...unset]);
-      }),
-
-    exists: (id) =>
-      labelled("sessions.exists", async () => (await redis.exists(keys.session(id))) === 1),
-
-    delete: (id) =>
-      labelled("sessions.delete", async () => {
-        const [deleted] = await Promise.all([
-          redis.del(keys.session(id)),
-          redis.zrem(keys.sessionIndex, id),
-        ]);
-        return deleted === 1;
-      }),
-  };
 }
 
 function redisNonces(redis: RedisClient, keys: Keys): NonceStore {
@@ -154,18 +67,88 @@ function isCluster(client: RedisClient): client is Cluster {
   return client.isCluster;
 }
 
-function positiveInteger(name: string, value: number): number {
-  if (!Number.isInteger(value) || value < 1)
-    throw new TypeError(`redisStore: ${name} must be a positive integer, got ${value}`);
+function wholeNumber(name: string, value: number, least: number): number {
+  if (!Number.isInteger(value) || value < least) {
+    const what = least === 0 ? "a whole number" : "a positive integer";
+    throw new TypeError(`redisStore: ${name} must be ${what}, got ${value}`);
+  }
   return value;
+}
+
+/** The options with their defaults, checked: bad configuration throws at construction. */
+function settingsOf(options: RedisStoreOptions) {
+  const prefix = options.prefix ?? "mcp:";
+  if (/[{}]/.test(prefix))
+    throw new TypeError(
+      `redisStore: prefix must not contain "{" or "}" (hash tags), got ${prefix}`,
+    );
+  const { subscriber } = options;
+  if (subscriber && isCluster(subscriber) && !subscriber.options.shardedSubscribers)
+    throw new TypeError(
+      "redisStore: a Cluster subscriber must be made with shardedSubscribers: true",
+    );
+  return {
+    prefix,
+    idleMs: wholeNumber("sessionIdleMs", options.sessionIdleMs ?? 30 * 60_000, 1),
+    maxEvents: wholeNumber("maxEventsPerStream", options.maxEventsPerStream ?? 1_000, 1),
+    waitReplicas: wholeNumber("waitReplicas", options.waitReplicas ?? 0, 0),
+    waitTimeoutMs: wholeNumber("waitTimeoutMs", options.waitTimeoutMs ?? 500, 1),
+  };
+}
+
+/**
+ * The store's own pub/sub connection. A Cluster's has a subscriber per master
+ * (`shardedSubscribers`), so that each SSUBSCRIBE reaches the master of its channel's slot.
+ */
+function duplicateOf(redis: RedisClient): RedisClient {
+  const duplicate = isCluster(redis)
+    ? redis.duplicate(undefined, { shardedSubscribers: true })
+    : redis.duplicate();
+  // Failures reach callers as rejected subscribe() calls; ioredis reconnects by itself.
+  duplicate.on("error", () => undefined);
+  return duplicate;
 }
 
 /** Longest wait for a readiness PING. */
 const PING_MS = 1_000;
 
+async function pingNow(redis: RedisClient): Promise<void> {
+  // Not queued behind a reconnection: a probe must answer now.
+  if (redis.status !== "ready") throw new Error(`Redis is ${redis.status}`);
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  try {
+    await Promise.race([
+      redis.ping(),
+      new Promise((_, reject) => {
+        timer = setTimeout(() => reject(new Error("Redis did not answer PING")), PING_MS);
+      }),
+    ]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
 /**
  * The store in Redis, shared by every process that connects to it: legacy sessions, replay
- * logs, single-use nonces, tasks and the change bus. Needs Redis 5 or later.
+ * logs, single-use nonces, leases, tasks, the bus, and the Events extension's feeds, webhook
+ * subscriptions and deliveries. Needs Redis 5 or later; Redis 6.2 for Events (its feeds are
+ * Streams trimmed by MINID and read by exclusive ranges); Redis 7 for sharded pub/sub (older
+ * ones carry sharded channels by plain pub/sub, fleet-wide).
+ *
+ * Nothing trusts one Redis node: a session's keys, leases and sharded channels share one hash
+ * slot, every multi-key operation stays in one slot, and no answer is read as a fact about the
+ * fleet. Replication is asynchronous, so a master's crash can lose its last writes, those its
+ * replica had not received when promoted (a failover keeps everything else). Without
+ * `waitReplicas`, those may be: a session just created (its client must initialize again) or
+ * deleted (it lives on until idle), a lease just taken (another owner may take it too; the first
+ * learns so at its next renew), a nonce's claim (claimable again), replay-log appends, task
+ * writes, an occurrence just emitted, a webhook subscription's write, a delivery's completion
+ * (delivered again: receivers dedup by `webhook-id`). With `waitReplicas: n`, sessions'
+ * creations and deletions, leases' acquisitions, occurrences' appends, webhook subscriptions'
+ * writes and deletions and deliveries' enqueues resolve once `n` replicas hold them (or `waitTimeoutMs` passed: then nothing more is promised),
+ * so a failover keeps them; WAIT makes nothing strongly consistent. `appendonly yes` only helps
+ * a node that restarts on its own data (no replica took over): without it, such a restart
+ * starts empty; a failover's outcome is the promoted replica's data either way.
  *
  * @example
  * ```ts
@@ -182,61 +165,52 @@ const PING_MS = 1_000;
  */
 export function redisStore(options: RedisStoreOptions): McpStore {
   const { redis } = options;
-  const prefix = options.prefix ?? "mcp:";
-  if (/[{}]/.test(prefix))
-    throw new TypeError(
-      `redisStore: prefix must not contain "{" or "}" (hash tags), got ${prefix}`,
-    );
-  const idleMs = positiveInteger("sessionIdleMs", options.sessionIdleMs ?? 30 * 60_000);
-  const maxEvents = positiveInteger("maxEventsPerStream", options.maxEventsPerStream ?? 1_000);
+  const settings = settingsOf(options);
+  const { prefix, idleMs } = settings;
   const keys = keyLayout(prefix);
+  const replicated = replicaWait(redis, settings.waitReplicas, settings.waitTimeoutMs);
 
   let owned: RedisClient | undefined;
   const bus = redisBus({
     publisher: redis,
-    prefix,
+    channelOf: keys.channel,
     subscriber() {
       if (options.subscriber) return options.subscriber;
-      const duplicate = isCluster(redis) ? redis.duplicate() : redis.duplicate();
-      // Failures reach callers as rejected subscribe() calls; ioredis reconnects by itself.
-      duplicate.on("error", () => undefined);
-      owned = duplicate;
-      return duplicate;
+      owned = duplicateOf(redis);
+      return owned;
     },
   });
+  const rateLimiters = redisRateLimiters(redis, prefix);
   let closing: Promise<void> | undefined;
 
   return {
     nonces: redisNonces(redis, keys),
     bus: {
-      publish: (channel, message) => labelled("bus.publish", () => bus.publish(channel, message)),
-      subscribe: (channel, listener) =>
-        labelled("bus.subscribe", () => bus.subscribe(channel, listener)),
+      publish: (channel, message, shard) =>
+        labelled("bus.publish", () => bus.publish(channel, message, shard)),
+      subscribe: (channel, listener, shard) =>
+        labelled("bus.subscribe", () => bus.subscribe(channel, listener, shard)),
       epoch: () => bus.epoch(),
     },
-    sessions: redisSessions(redis, keys, idleMs),
-    events: redisEventLog({ redis, keyOf: keys.log, maxEvents, ttlMs: idleMs, labelled }),
+    sessions: redisSessions({ redis, keys, idleMs, replicated, labelled }),
+    events: redisEventLog({
+      redis,
+      keyOf: keys.log,
+      maxEvents: settings.maxEvents,
+      ttlMs: idleMs,
+      labelled,
+    }),
+    leases: redisLeases({ redis, keyOf: keys.lease, replicated, labelled }),
     tasks: redisTasks(redis, prefix, labelled),
-    // Keyed by the policy too: handlers with different budgets never share a counter.
-    rateLimiter: (policy) =>
-      redisRateLimiter(redis, `${prefix}rl:${policy.points}/${policy.windowMs}`, policy),
-    async ping() {
-      // Not queued behind a reconnection: a probe must answer now.
-      if (redis.status !== "ready") throw new Error(`Redis is ${redis.status}`);
-      let timer: ReturnType<typeof setTimeout> | undefined;
-      try {
-        await Promise.race([
-          redis.ping(),
-          new Promise((_, reject) => {
-            timer = setTimeout(() => reject(new Error("Redis did not answer PING")), PING_MS);
-          }),
-        ]);
-      } finally {
-        clearTimeout(timer);
-      }
-    },
+    feeds: redisFeeds({ redis, keys, replicated, labelled }),
+    webhooks: redisWebhooks({ redis, keys, replicated, labelled }),
+    deliveries: redisDeliveries({ redis, keys, replicated, labelled }),
+    rateLimiter: (policy) => rateLimiters.limiter(policy),
+    ping: () => pingNow(redis),
     close() {
       closing ??= (async () => {
+        // Points spent here reach the shared count; while Redis is down they cannot.
+        await rateLimiters.close().catch(() => undefined);
         await bus.close();
         if (!owned) return;
         if (owned.status === "ready") await owned.quit().catch(() => undefined);

@@ -11,13 +11,14 @@ import {
 import type { JsonObject, RequestId } from "../protocol/messages.js";
 import {
   describeOperation,
+  failureOf,
   McpAttributes,
   type Outcome,
   OwnAttributes,
   resourceUriOf,
 } from "./attributes.js";
 import { recordFailure } from "./failure.js";
-import { metaOf, metaSetter, type Telemetry } from "./telemetry.js";
+import { metaOf, metaSetter, NOT_RECORDING, type Telemetry } from "./telemetry.js";
 
 /** Where a request goes: an HTTP endpoint, or a peer on the other end of a pipe. */
 export interface Destination {
@@ -37,8 +38,10 @@ export class ClientOperation {
   /** The span active in its parent's context: what the transport's own spans go under. */
   readonly context: Context;
   readonly #telemetry: Telemetry;
+  /** Ours; in propagate mode, or when the sampler drops it, one that records nothing. */
   readonly #span: Span;
-  readonly #metric: Attributes;
+  /** The duration metric's attributes; none in propagate mode. */
+  readonly #metric: Attributes | undefined;
   readonly #started = performance.now();
   #ended = false;
 
@@ -53,32 +56,33 @@ export class ClientOperation {
     parent: Context = context.active(),
   ) {
     this.#telemetry = telemetry;
-    const { spanName, attributes: spanAttributes } = describeOperation(
-      message.method,
-      message.params,
-    );
-    // Two objects, each built afresh (no spread: see describeOperation).
+    if (!telemetry.full) {
+      // Propagate mode: no span of ours; the parent's context is what travels to the peer.
+      this.#span = NOT_RECORDING;
+      this.#metric = undefined;
+      this.context = parent;
+      return;
+    }
+    // The sampler is given what it may decide on (method, tool or prompt, server); the rest is
+    // built only for a span it keeps. Two objects, each built afresh (see describeOperation).
+    const { spanName, attributes } = describeOperation(message.method, message.params);
     this.#metric = describeOperation(message.method, message.params).attributes;
-    for (const attributes of [this.#metric, spanAttributes]) {
-      attributes["network.transport"] = destination.transport;
-      if (destination.transport === "tcp") attributes["network.protocol.name"] = "http";
-      if (destination.protocolVersion)
-        attributes["mcp.protocol.version"] = destination.protocolVersion;
+    for (const target of [this.#metric, attributes]) {
       if (destination.serverAddress !== undefined) {
-        attributes["server.address"] = destination.serverAddress;
-        if (destination.serverPort !== undefined)
-          attributes["server.port"] = destination.serverPort;
+        target["server.address"] = destination.serverAddress;
+        if (destination.serverPort !== undefined) target["server.port"] = destination.serverPort;
       }
     }
-    if (message.id !== undefined) spanAttributes[McpAttributes.requestId] = String(message.id);
-    if (destination.sessionId) spanAttributes[McpAttributes.sessionId] = destination.sessionId;
-    const uri = resourceUriOf(message.method, message.params);
-    if (uri !== undefined) spanAttributes[McpAttributes.resourceUri] = uri;
+    this.#metric["network.transport"] = destination.transport;
+    if (destination.transport === "tcp") this.#metric["network.protocol.name"] = "http";
+    if (destination.protocolVersion)
+      this.#metric["mcp.protocol.version"] = destination.protocolVersion;
     this.#span = telemetry.tracer.startSpan(
       spanName,
-      { kind: SpanKind.CLIENT, attributes: spanAttributes },
+      { kind: SpanKind.CLIENT, attributes },
       parent,
     );
+    if (this.#span.isRecording()) describeSpan(this.#span, message, destination);
     this.context = trace.setSpan(parent, this.#span);
   }
 
@@ -96,26 +100,28 @@ export class ClientOperation {
 
   /** Sets an attribute on the span only (the metric keeps its low-cardinality set). */
   set(key: string, value: AttributeValue): void {
-    this.#span.setAttribute(key, value);
+    if (this.#span.isRecording()) this.#span.setAttribute(key, value);
   }
 
   /** Ends the span and records the duration, once. */
   end(outcome: Outcome = {}): void {
     if (this.#ended) return;
     this.#ended = true;
-    const failure = recordFailure(this.#span, outcome);
-    if (failure.type) this.#metric[McpAttributes.errorType] = failure.type;
-    if (failure.code !== undefined) this.#metric[McpAttributes.statusCode] = failure.code;
-    const resultType = outcome.result?.resultType;
-    if (typeof resultType === "string" && resultType !== "complete")
-      this.#span.setAttribute(OwnAttributes.resultType, resultType);
+    const metric = this.#metric;
+    // Propagate mode: nothing of ours to end or record.
+    if (metric === undefined) return;
+    const failure = this.#span.isRecording()
+      ? recordOutcome(this.#span, outcome)
+      : failureOf(outcome);
+    if (failure.type) metric[McpAttributes.errorType] = failure.type;
+    if (failure.code !== undefined) metric[McpAttributes.statusCode] = failure.code;
     this.#span.end();
     this.#telemetry
       .histogram(
         "mcp.client.operation.duration",
         "MCP request or notification duration as observed on the sender",
       )
-      .record((performance.now() - this.#started) / 1000, this.#metric);
+      .record((performance.now() - this.#started) / 1000, metric);
   }
 
   /** Ends from an error thrown instead of an answer: a JSON-RPC error, or a local failure. */
@@ -142,14 +148,20 @@ export class ClientCall {
     message: { method: string; params?: JsonObject },
     parent: Context = context.active(),
   ) {
+    if (!telemetry.full) {
+      this.#span = NOT_RECORDING;
+      this.context = parent;
+      return;
+    }
     const { spanName, attributes } = describeOperation(message.method, message.params);
-    const uri = resourceUriOf(message.method, message.params);
-    if (uri !== undefined) attributes[McpAttributes.resourceUri] = uri;
     this.#span = telemetry.tracer.startSpan(
       spanName,
       { kind: SpanKind.INTERNAL, attributes },
       parent,
     );
+    const uri = resourceUriOf(message.method, message.params);
+    if (uri !== undefined && this.#span.isRecording())
+      this.#span.setAttribute(McpAttributes.resourceUri, uri);
     this.context = trace.setSpan(parent, this.#span);
   }
 
@@ -161,8 +173,10 @@ export class ClientCall {
 
   /** Ends the call with its final outcome; `mcp_mount.round` holds the rounds it took. */
   end(outcome: Outcome): void {
-    this.#span.setAttribute(OwnAttributes.round, this.#rounds);
-    recordFailure(this.#span, outcome);
+    if (this.#span.isRecording()) {
+      this.#span.setAttribute(OwnAttributes.round, this.#rounds);
+      recordFailure(this.#span, outcome);
+    }
     this.#span.end();
   }
 
@@ -170,6 +184,31 @@ export class ClientCall {
   endWithError(error: unknown): void {
     this.end(thrownOutcome(error));
   }
+}
+
+/** The attributes of a CLIENT span the sampler kept, beyond those it was started with. */
+function describeSpan(
+  span: Span,
+  message: { method: string; id?: RequestId; params?: JsonObject },
+  destination: Destination,
+): void {
+  span.setAttribute(McpAttributes.networkTransport, destination.transport);
+  if (destination.transport === "tcp") span.setAttribute(McpAttributes.networkProtocolName, "http");
+  if (destination.protocolVersion)
+    span.setAttribute(McpAttributes.protocolVersion, destination.protocolVersion);
+  if (message.id !== undefined) span.setAttribute(McpAttributes.requestId, String(message.id));
+  if (destination.sessionId) span.setAttribute(McpAttributes.sessionId, destination.sessionId);
+  const uri = resourceUriOf(message.method, message.params);
+  if (uri !== undefined) span.setAttribute(McpAttributes.resourceUri, uri);
+}
+
+/** Records the outcome on a span the sampler kept: its failure, and a result not final. */
+function recordOutcome(span: Span, outcome: Outcome): ReturnType<typeof failureOf> {
+  const failure = recordFailure(span, outcome);
+  const resultType = outcome.result?.resultType;
+  if (typeof resultType === "string" && resultType !== "complete")
+    span.setAttribute(OwnAttributes.resultType, resultType);
+  return failure;
 }
 
 /** The outcome of an error thrown instead of an answer: a JSON-RPC error, or a local failure. */

@@ -13,13 +13,14 @@ import {
 import type { JsonObject, RequestId } from "../protocol/messages.js";
 import {
   describeOperation,
+  failureOf,
   McpAttributes,
   type Outcome,
   OwnAttributes,
   resourceUriOf,
 } from "./attributes.js";
 import { recordFailure } from "./failure.js";
-import { metaGetter, metaOf, type Telemetry } from "./telemetry.js";
+import { metaGetter, metaOf, NOT_RECORDING, type Telemetry } from "./telemetry.js";
 
 /** The span context a W3C `traceparent` names, when it is well formed. */
 export function spanContextOf(traceparent: string): SpanContext | undefined {
@@ -57,6 +58,42 @@ export interface Arrival {
   httpVersion?: string | undefined;
 }
 
+/** The duration metric's attributes: the operation's, and how it arrived. */
+function metricAttributes(
+  message: { method: string; params?: JsonObject },
+  arrival: Arrival,
+): Attributes {
+  const metric = describeOperation(message.method, message.params).attributes;
+  metric["network.transport"] = arrival.transport;
+  if (arrival.transport === "tcp") {
+    metric["network.protocol.name"] = "http";
+    if (arrival.httpVersion !== undefined) metric["network.protocol.version"] = arrival.httpVersion;
+  }
+  return metric;
+}
+
+/** The attributes of a span the sampler kept, beyond those it was started with. */
+function describeSpan(
+  span: Span,
+  message: { method: string; id?: RequestId; params?: JsonObject },
+  arrival: Arrival,
+): void {
+  span.setAttribute(McpAttributes.networkTransport, arrival.transport);
+  if (arrival.transport === "tcp") {
+    span.setAttribute(McpAttributes.networkProtocolName, "http");
+    if (arrival.httpVersion !== undefined)
+      span.setAttribute("network.protocol.version", arrival.httpVersion);
+  }
+  if (message.id !== undefined && message.id !== null)
+    span.setAttribute(McpAttributes.requestId, String(message.id));
+  const uri = resourceUriOf(message.method, message.params);
+  if (uri !== undefined) span.setAttribute(McpAttributes.resourceUri, uri);
+  if (arrival.clientAddress !== undefined)
+    span.setAttribute(McpAttributes.clientAddress, arrival.clientAddress);
+  if (arrival.clientPort !== undefined)
+    span.setAttribute(McpAttributes.clientPort, arrival.clientPort);
+}
+
 /**
  * The SERVER span and duration of one JSON-RPC request or notification from the client, named
  * and attributed per the MCP semantic conventions. Its parent is the context the message carries
@@ -71,9 +108,10 @@ export class ServerOperation {
   /** How the message arrived, for the spans of what the handler sends back over it. */
   readonly transport: Arrival["transport"];
   readonly #telemetry: Telemetry;
+  /** Ours; in propagate mode, or when the sampler drops it, one that records nothing. */
   readonly #span: Span;
-  /** The attributes the duration metric carries (low cardinality). */
-  readonly #metric: Attributes;
+  /** The attributes the duration metric carries (low cardinality); none in propagate mode. */
+  readonly #metric: Attributes | undefined;
   readonly #started = performance.now();
   #ended = false;
   #claimed = false;
@@ -85,34 +123,21 @@ export class ServerOperation {
   ) {
     this.#telemetry = telemetry;
     this.transport = arrival.transport;
-    const { spanName, attributes: spanAttributes } = describeOperation(
-      message.method,
-      message.params,
-    );
-    // Two objects, each built afresh (no spread: see describeOperation).
-    this.#metric = describeOperation(message.method, message.params).attributes;
-    this.#metric["network.transport"] = arrival.transport;
-    spanAttributes["network.transport"] = arrival.transport;
-    if (arrival.transport === "tcp") {
-      this.#metric["network.protocol.name"] = "http";
-      spanAttributes["network.protocol.name"] = "http";
-      if (arrival.httpVersion !== undefined) {
-        this.#metric["network.protocol.version"] = arrival.httpVersion;
-        spanAttributes["network.protocol.version"] = arrival.httpVersion;
-      }
-    }
-    if (message.id !== undefined && message.id !== null)
-      spanAttributes[McpAttributes.requestId] = String(message.id);
-    const uri = resourceUriOf(message.method, message.params);
-    if (uri !== undefined) spanAttributes[McpAttributes.resourceUri] = uri;
-    if (arrival.clientAddress !== undefined)
-      spanAttributes[McpAttributes.clientAddress] = arrival.clientAddress;
-    if (arrival.clientPort !== undefined)
-      spanAttributes[McpAttributes.clientPort] = arrival.clientPort;
     const ambient = context.active();
     const meta = metaOf(message.params);
     const carried =
       meta && carriesContext(meta) ? propagation.extract(ambient, meta, metaGetter) : ambient;
+    if (!telemetry.full) {
+      // Propagate mode: no span of ours; the handler runs in the context the message carried.
+      this.#span = NOT_RECORDING;
+      this.#metric = undefined;
+      this.context = carried;
+      return;
+    }
+    this.#metric = metricAttributes(message, arrival);
+    // The sampler is given what it may decide on (method, tool or prompt); the rest is built
+    // only for a span it keeps.
+    const { spanName, attributes } = describeOperation(message.method, message.params);
     const ambientSpan = trace.getSpanContext(ambient);
     const links: Link[] = [];
     // The transport's span is linked, not the parent, when the message carries its own context.
@@ -120,10 +145,19 @@ export class ServerOperation {
       links.push({ context: ambientSpan });
     this.#span = telemetry.tracer.startSpan(
       spanName,
-      { kind: SpanKind.SERVER, attributes: spanAttributes, links },
+      { kind: SpanKind.SERVER, attributes, links },
       carried,
     );
+    if (this.#span.isRecording()) describeSpan(this.#span, message, arrival);
     this.context = trace.setSpan(carried, this.#span);
+  }
+
+  /**
+   * True when the span records (full mode, kept by the sampler): what is costly to build for it
+   * is built only then.
+   */
+  get recording(): boolean {
+    return this.#span.isRecording();
   }
 
   /** True until the operation ended. */
@@ -143,6 +177,7 @@ export class ServerOperation {
 
   /** Records the round of a multi round-trip request, linked to the round before. */
   round(number: number, previous: string | undefined): void {
+    if (!this.#span.isRecording()) return;
     this.#span.setAttribute(OwnAttributes.round, number);
     const link = previous === undefined ? undefined : spanContextOf(previous);
     if (link) this.#span.addLink({ context: link });
@@ -150,7 +185,7 @@ export class ServerOperation {
 
   /** Records that the round ends asking the client for these inputs (`input_required`). */
   inputRequired(keys: string[]): void {
-    this.#span.setAttribute(OwnAttributes.inputKeys, keys);
+    if (this.#span.isRecording()) this.#span.setAttribute(OwnAttributes.inputKeys, keys);
   }
 
   /** The span as a W3C `traceparent`, for the next round to link to. */
@@ -162,7 +197,8 @@ export class ServerOperation {
 
   /** Records what the era learnt (protocol version, session), on the span and the metric. */
   describe(era: "modern" | "legacy", protocolVersion: string, sessionId?: string): void {
-    this.#metric[McpAttributes.protocolVersion] = protocolVersion;
+    if (this.#metric) this.#metric[McpAttributes.protocolVersion] = protocolVersion;
+    if (!this.#span.isRecording()) return;
     this.#span.setAttribute(McpAttributes.protocolVersion, protocolVersion);
     this.#span.setAttribute(OwnAttributes.era, era);
     if (sessionId) this.#span.setAttribute(McpAttributes.sessionId, sessionId);
@@ -170,12 +206,12 @@ export class ServerOperation {
 
   /** Sets an attribute on the span only. */
   set(key: string, value: AttributeValue): void {
-    this.#span.setAttribute(key, value);
+    if (this.#span.isRecording()) this.#span.setAttribute(key, value);
   }
 
   /** Records an event on the span (a round asked for input, a task was created…). */
   event(name: string, attributes?: Attributes): void {
-    this.#span.addEvent(name, attributes);
+    if (this.#span.isRecording()) this.#span.addEvent(name, attributes);
   }
 
   /** Runs `fn` inside the span's context, so spans the handler starts are its children. */
@@ -187,21 +223,29 @@ export class ServerOperation {
   end(outcome: Outcome = {}): void {
     if (this.#ended) return;
     this.#ended = true;
-    const failure = recordFailure(this.#span, outcome);
+    const metric = this.#metric;
+    // Propagate mode: nothing of ours to end or record.
+    if (metric === undefined) return;
+    const failure = this.#span.isRecording() ? this.#recordOutcome(outcome) : failureOf(outcome);
     if (failure.type) {
-      this.#metric[McpAttributes.errorType] = failure.type;
-      if (failure.code !== undefined) this.#metric[McpAttributes.statusCode] = failure.code;
+      metric[McpAttributes.errorType] = failure.type;
+      if (failure.code !== undefined) metric[McpAttributes.statusCode] = failure.code;
     }
-    const resultType = outcome.result?.resultType;
-    if (typeof resultType === "string" && resultType !== "complete")
-      this.#span.setAttribute(OwnAttributes.resultType, resultType);
     this.#span.end();
     this.#telemetry
       .histogram(
         "mcp.server.operation.duration",
         "MCP request or notification duration as observed on the receiver",
       )
-      .record((performance.now() - this.#started) / 1000, this.#metric);
+      .record((performance.now() - this.#started) / 1000, metric);
+  }
+
+  /** Records the outcome on a span the sampler kept: its failure, and a result not final. */
+  #recordOutcome(outcome: Outcome): ReturnType<typeof failureOf> {
+    const resultType = outcome.result?.resultType;
+    if (typeof resultType === "string" && resultType !== "complete")
+      this.#span.setAttribute(OwnAttributes.resultType, resultType);
+    return recordFailure(this.#span, outcome);
   }
 
   /**

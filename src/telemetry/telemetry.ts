@@ -4,6 +4,7 @@ import {
   context,
   createNoopMeter,
   type Histogram,
+  INVALID_SPAN_CONTEXT,
   type Meter,
   type MeterProvider,
   metrics,
@@ -17,8 +18,18 @@ import {
 import { isObject, type JsonObject } from "../protocol/messages.js";
 import { DURATION_BUCKETS } from "./attributes.js";
 
-/** Where telemetry goes; both default to the global providers an OpenTelemetry SDK registers. */
+/**
+ * What telemetry does: `full` records spans and metrics; `propagate` records nothing of ours but
+ * makes the trace context a message carries the active one while its handler runs (and injects
+ * the active one into what a client sends), for apps whose own layer owns the spans; `off`
+ * records and propagates nothing, as `false` does.
+ */
+export type TelemetryMode = "off" | "propagate" | "full";
+
+/** What telemetry does and where it goes; the providers default to the global ones an SDK registers. */
 export interface TelemetryOptions {
+  /** Spans and metrics, only the trace context, or nothing. @default "full" */
+  mode?: TelemetryMode;
   /** The tracer provider for spans. @default the global one (`trace.getTracerProvider()`) */
   tracerProvider?: TracerProvider;
   /** The meter provider for duration histograms. @default the global one (`metrics.getMeterProvider()`) */
@@ -34,6 +45,10 @@ const SCOPE_VERSION = "0.1.0";
 const NOOP_TRACER_PROVIDER = new ProxyTracerProvider().getDelegate();
 /** The class of the meters a meter provider gives while no SDK is registered. */
 const NoopMeter = createNoopMeter().constructor;
+/** The histogram of the API's no-op meter: what propagate mode records into. */
+const NOOP_HISTOGRAM = createNoopMeter().createHistogram("mcp-mount.noop");
+/** A span that records nothing and names no trace: what propagate mode's operations hold. */
+export const NOT_RECORDING = trace.wrapSpanContext(INVALID_SPAN_CONTEXT);
 /** How often the providers are looked at again, so an SDK registered later is found. */
 const RECHECK_MS = 1_000;
 
@@ -64,7 +79,13 @@ export function metaOf(params: JsonObject | undefined): JsonObject | undefined {
  * use, so an SDK registered after the handler was built (but before traffic) is still found.
  */
 export class Telemetry {
+  /**
+   * The tracer our spans come from; in propagate mode the API's no-op tracer, whose spans only
+   * carry their parent's context, so anything that starts one (a task's run) records nothing.
+   */
   readonly tracer: Tracer;
+  /** True in full mode: spans and metrics of ours; false in propagate mode. */
+  readonly full: boolean;
   readonly #tracerProvider: TracerProvider | undefined;
   readonly #meterProvider: MeterProvider | undefined;
   #meter: Meter | undefined;
@@ -74,10 +95,11 @@ export class Telemetry {
 
   constructor(options: TelemetryOptions = {}) {
     this.#tracerProvider = options.tracerProvider;
-    this.tracer = (options.tracerProvider ?? trace.getTracerProvider()).getTracer(
-      SCOPE,
-      SCOPE_VERSION,
-    );
+    this.full = options.mode !== "propagate";
+    const tracers = this.full
+      ? (options.tracerProvider ?? trace.getTracerProvider())
+      : NOOP_TRACER_PROVIDER;
+    this.tracer = tracers.getTracer(SCOPE, SCOPE_VERSION);
     this.#meterProvider = options.meterProvider;
   }
 
@@ -85,6 +107,8 @@ export class Telemetry {
    * True when an SDK takes spans or metrics (registered globally, or given). Without one nothing
    * is recorded: spans and metrics are skipped outright rather than made as the API's no-ops,
    * which cost a traced request a few microseconds for nothing. Looked at again every second.
+   * Propagate mode asks the same: without an SDK no propagator reads the context, and no span of
+   * the app's would join it.
    */
   get live(): boolean {
     const now = Date.now();
@@ -111,6 +135,7 @@ export class Telemetry {
 
   /** A duration histogram of the conventions (seconds, their bucket boundaries). */
   histogram(name: string, description: string): Histogram {
+    if (!this.full) return NOOP_HISTOGRAM;
     let histogram = this.#histograms.get(name);
     if (!histogram) {
       this.#meter ??= (this.#meterProvider ?? metrics.getMeterProvider()).getMeter(
@@ -132,6 +157,7 @@ export class Telemetry {
    * client's quota): from its creation, whichever process created it.
    */
   sessionEnded(createdAt: number, protocolVersion: string, transport: "tcp" | "pipe"): void {
+    if (!this.full) return;
     const attributes: Attributes = {
       "mcp.protocol.version": protocolVersion,
       "network.transport": transport,
@@ -149,9 +175,12 @@ export class Telemetry {
   }
 }
 
-/** The telemetry of an option: on by default (global providers), off with `false`. */
+/** The telemetry of an option: full by default (global providers), none with `false` or mode off. */
 export function createTelemetry(
   options: TelemetryOptions | false | undefined,
 ): Telemetry | undefined {
-  return options === false ? undefined : new Telemetry(options);
+  if (options === false || options?.mode === "off") return undefined;
+  if (options?.mode !== undefined && options.mode !== "propagate" && options.mode !== "full")
+    throw new TypeError(`telemetry.mode must be "off", "propagate" or "full", not ${options.mode}`);
+  return new Telemetry(options);
 }

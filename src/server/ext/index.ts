@@ -1,7 +1,8 @@
 import { createTelemetry, type TelemetryOptions } from "../../telemetry/telemetry.js";
-import type { ExtensionHost, ServerExtension } from "../extension.js";
+import { addedExtensions, type ExtensionHost, type ServerExtension } from "../extension.js";
 import type { McpServer } from "../mcp-server.js";
 import { appsExtension } from "./apps/index.js";
+import { type EventsHost, type EventsOptions, eventsExtension } from "./events/index.js";
 import { skillsExtension } from "./skills/index.js";
 import { type TaskOptions, tasksExtension } from "./tasks/index.js";
 
@@ -12,11 +13,18 @@ export interface ExtensionOptions {
    * tasks for clients that declare it; `false` turns it off. @default {}
    */
   tasks?: TaskOptions | false;
+  /**
+   * The Events extension (`io.modelcontextprotocol/events`, SEP-3415): event types registered
+   * with `server.event()`, served by poll and push (and webhook with `events.webhooks`) once one
+   * is registered; `false` turns it off. See docs/events.md. @default {}
+   */
+  events?: EventsOptions | false;
 }
 
 /**
- * The server's extensions, each set up from its own option. Their telemetry is the host's, else
- * built from the handler's `telemetry` option (the same providers as the handler's spans).
+ * The server's extensions, each set up from its own option, then those the app added with
+ * `addExtension`. Their telemetry is the host's, else built from the handler's `telemetry`
+ * option (the same providers as the handler's spans).
  */
 export function createExtensions(
   host: ExtensionHost,
@@ -26,7 +34,21 @@ export function createExtensions(
   return [
     tasksExtension({ ...host, telemetry }, options.tasks),
     ...registryExtensions(host.server),
+    ...storeExtensions(host, options.events),
+    ...addedExtensions({ ...host, telemetry }),
   ];
+}
+
+/**
+ * The extensions that keep state in the store (events): stdio serves them too, over its own
+ * store, with the options it is given.
+ */
+export function storeExtensions(
+  host: EventsHost,
+  events: EventsOptions | false | undefined,
+): ServerExtension[] {
+  const extension = eventsExtension(host, events);
+  return extension ? [extension] : [];
 }
 
 /**

@@ -3,7 +3,10 @@ import type { JsonObject, JsonRpcRequest } from "../../protocol/messages.js";
 import { isObject } from "../../protocol/messages.js";
 import { LEGACY_VERSIONS, type LogLevel } from "../../protocol/versions.js";
 import { initializeParamsError, initializeResult, negotiateVersion } from "../initialize.js";
-import type { ChangeSink } from "../listen-hub.js";
+import { type ChangeSink, sessionWants } from "../listen-hub.js";
+
+/** No resource subscriptions: a session not opened yet. */
+const NONE: ReadonlySet<string> = new Set();
 import { answerSessionMethod, isSessionMethod, type SessionMethod } from "../session-methods.js";
 import type { Implementation } from "../types.js";
 import type { StdioChannel } from "./channel.js";
@@ -101,9 +104,10 @@ export class LegacyStdio {
   #changeSink(): ChangeSink {
     return {
       wants: (event) =>
-        event.kind === "resource"
-          ? this.#state.phase === "legacy" && this.#state.session.subscriptions.has(event.uri)
-          : event.kind !== "task",
+        sessionWants(
+          event,
+          this.#state.phase === "legacy" ? this.#state.session.subscriptions : NONE,
+        ),
       deliver: (message) => this.#channel.write(message),
       keepAlive: () => {},
       end: () => {},

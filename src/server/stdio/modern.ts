@@ -1,6 +1,7 @@
 import { ErrorCode, invalidParams, isMcpError, McpError } from "../../protocol/errors.js";
 import type { JsonRpcRequest } from "../../protocol/messages.js";
 import { hasMethod } from "../dispatch.js";
+import { servedListenFlags } from "../extension.js";
 import { type ListenFilter, listenSink, parseListenFilter } from "../listen-hub.js";
 import { type ModernMeta, readModernMeta, unsupportedVersion } from "../modern-meta.js";
 import type { StdioChannel } from "./channel.js";
@@ -53,7 +54,8 @@ export class ModernStdio {
     const unsupported = unsupportedVersion(meta.version);
     if (unsupported) throw unsupported;
     if (request.method === "subscriptions/listen") {
-      return { meta, filter: parseListenFilter(params) };
+      const served = servedListenFlags(this.#channel.extensions);
+      return { meta, filter: parseListenFilter(params, served) };
     }
     if (!hasMethod(this.#channel.server, request.method, this.#channel.extensions)) {
       throw new McpError(ErrorCode.MethodNotFound, `Method not found: ${request.method}`);

@@ -18,10 +18,13 @@ import type { McpStore } from "../../store/types.js";
 import { ServerOperation } from "../../telemetry/server-operation.js";
 import type { Telemetry } from "../../telemetry/telemetry.js";
 import { LazyAbort } from "../../utils/lazy-abort.js";
+import { publishChange } from "../channels.js";
 import { type DispatchServices, dispatch } from "../dispatch.js";
-import { registryExtensions } from "../ext/index.js";
+import type { EventsOptions } from "../ext/events/index.js";
+import { registryExtensions, storeExtensions } from "../ext/index.js";
+import { addedExtensions } from "../extension.js";
 import { ListenHub } from "../listen-hub.js";
-import type { McpServer } from "../mcp-server.js";
+import type { ChangeEvent, McpServer } from "../mcp-server.js";
 import { isModernRequest } from "../modern-meta.js";
 import { createStateSealer } from "../request-state.js";
 import type { EraEnv, StdioChannel } from "./channel.js";
@@ -40,6 +43,8 @@ export interface StdioSessionOptions {
   onError(error: unknown): void;
   /** Spans and metrics per message; none when off. */
   telemetry?: Telemetry | undefined;
+  /** The Events extension (poll and push; its `webhooks` are HTTP only); `false` turns it off. @default {} */
+  events?: EventsOptions | false | undefined;
 }
 
 /**
@@ -74,7 +79,14 @@ export class StdioSession {
   constructor(server: McpServer, options: StdioSessionOptions) {
     this.#options = options;
     const { store, onError } = options;
-    const extensions = registryExtensions(server);
+    const publish = (event: ChangeEvent) => void publishChange(store.bus, event).catch(onError);
+    const host = { server, store, publish, onError };
+    const extensions = [
+      ...registryExtensions(server),
+      // Webhooks need a principal to subscribe with, which stdio has not: HTTP only.
+      ...storeExtensions(host, options.events && { ...options.events, webhooks: false }),
+      ...addedExtensions(host),
+    ];
     this.#services = {
       extensions,
       sealer: createStateSealer(options.secret),
@@ -162,6 +174,8 @@ export class StdioSession {
    * waits for the client, which can no longer answer.
    */
   async drain(ms: number): Promise<void> {
+    // Streams (events/stream) answer now: they would run until cancelled, which nobody can now.
+    for (const extension of this.#channel.extensions) extension.endStreams?.();
     if (this.#running.size === 0 || this.#pending.size > 0) return;
     await new Promise<void>((resolve) => {
       const timer = setTimeout(() => this.#stopWaiting(), ms);
@@ -182,8 +196,11 @@ export class StdioSession {
     for (const abort of this.#running.values()) abort.abort(reason);
     this.#pending.rejectAll(reason);
     this.#lifecycle = { phase: "closed" };
-    const { hub, server } = this.#channel;
-    return hub.close(server.info);
+    const { hub, server, extensions } = this.#channel;
+    return Promise.all([
+      hub.close(server.info),
+      ...extensions.map((extension) => extension.close?.()),
+    ]).then(() => undefined);
   }
 
   #write(message: JsonRpcMessage): undefined {

@@ -5,7 +5,8 @@ import type { RegisteredSkill } from "./skill-registry.js";
 /**
  * The direct children of directory `uri` within the registered skills (SEP-2640, Directory
  * Listing): files as resources, subdirectories as `inode/directory` resources, by name; or
- * undefined when `uri` is no directory of a skill (a file, or nothing at all).
+ * undefined when `uri` is no directory of a skill (a file, or nothing at all). URIs are matched
+ * as served, segments percent-encoded; names are the segments decoded.
  */
 export function directoryChildren(
   skills: Iterable<RegisteredSkill>,
@@ -14,27 +15,23 @@ export function directoryChildren(
   for (const skill of skills) {
     if (uri !== skill.root && !uri.startsWith(`${skill.root}/`)) continue;
     const prefix = uri === skill.root ? "" : `${uri.slice(skill.root.length + 1)}/`;
-    const inside = skill.files.filter((file) => file.path.startsWith(prefix));
+    const inside = skill.files.filter((file) => file.uri.startsWith(`${skill.root}/${prefix}`));
     if (inside.length === 0) continue;
     const children = new Map<string, JsonObject>();
     for (const file of inside) {
-      const rest = file.path.slice(prefix.length);
+      const rest = file.uri.slice(skill.root.length + 1 + prefix.length);
       const slash = rest.indexOf("/");
-      if (slash < 0) {
-        children.set(rest, {
-          uri: file.uri,
-          name: rest,
-          mimeType: file.mimeType,
-          size: file.bytes.byteLength,
-        });
-        continue;
-      }
-      const name = rest.slice(0, slash);
-      children.set(name, {
-        uri: `${skill.root}/${prefix}${name}`,
+      const name = decodeURIComponent(slash < 0 ? rest : rest.slice(0, slash));
+      children.set(
         name,
-        mimeType: DIRECTORY_MIME_TYPE,
-      });
+        slash < 0
+          ? { uri: file.uri, name, mimeType: file.mimeType, size: file.bytes.byteLength }
+          : {
+              uri: `${skill.root}/${prefix}${rest.slice(0, slash)}`,
+              name,
+              mimeType: DIRECTORY_MIME_TYPE,
+            },
+      );
     }
     return [...children.entries()]
       .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))

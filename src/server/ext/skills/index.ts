@@ -13,6 +13,7 @@ export {
   type SkillFromParts,
   type SkillFromText,
   type SkillLayout,
+  type SkillLimits,
   type SkillOptions,
   skillsOf,
 } from "./skill-registry.js";

@@ -8,7 +8,16 @@ import {
   splitSkillMd,
 } from "../../../protocol/skills.js";
 import type { McpServer, Registration } from "../../mcp-server.js";
-import { mimeTypeOf } from "./mime-types.js";
+import {
+  checkLimits,
+  type SkillFile,
+  type SkillLimits,
+  skillLimits,
+  toFile,
+  toUriPath,
+} from "./skill-files.js";
+
+export type { SkillFile, SkillLimits } from "./skill-files.js";
 
 /** A skill given by its `SKILL.md` text, frontmatter and all. */
 export interface SkillFromText {
@@ -32,22 +41,17 @@ export interface SkillFromParts {
 export interface SkillLayout {
   /** Path segments before the name: `"acme/billing"` serves `skill://acme/billing/<name>/SKILL.md`. */
   prefix?: string;
-  /** The skill's other files, by path relative to its root (`references/FORMS.md`). */
+  /**
+   * The skill's other files, by path relative to its root (`references/FORMS.md`). Each path
+   * segment is percent-encoded in the file's URI: `my notes.md` is served as `my%20notes.md`.
+   */
   files?: Record<string, string | Uint8Array>;
+  /** Bounds on the skill's files. @default 500 files, 8 MiB each, 32 MiB in all */
+  limits?: SkillLimits;
 }
 
 /** Options of {@link registerSkill}. */
 export type SkillOptions = (SkillFromText | SkillFromParts) & SkillLayout;
-
-/** One file of a registered skill. */
-export interface SkillFile {
-  /** Its path relative to the skill's root. */
-  path: string;
-  uri: string;
-  mimeType: string;
-  content: string | Uint8Array;
-  bytes: Uint8Array;
-}
 
 /** A registered skill: its entry's parts, and its files in path order. */
 export interface RegisteredSkill {
@@ -65,13 +69,6 @@ const registries = new WeakMap<McpServer<never>, Map<string, RegisteredSkill>>()
 /** The skills registered on `server`, by `SKILL.md` URI (in registration order). */
 export function skillsOf(server: McpServer<never>): ReadonlyMap<string, RegisteredSkill> {
   return registries.get(server) ?? new Map();
-}
-
-function checkPath(path: string, what: string): void {
-  const segments = path.split("/");
-  if (segments.some((segment) => segment === "" || segment === "." || segment === "..")) {
-    throw new TypeError(`Invalid ${what}: ${path}`);
-  }
 }
 
 function skillMdOf(options: SkillOptions): string {
@@ -97,11 +94,6 @@ function frontmatterOf(skillMd: string): SkillEntry["frontmatter"] {
   return frontmatter as SkillEntry["frontmatter"];
 }
 
-function toFile(root: string, path: string, content: string | Uint8Array): SkillFile {
-  const bytes = typeof content === "string" ? new TextEncoder().encode(content) : content;
-  return { path, uri: `${root}/${path}`, mimeType: mimeTypeOf(path, content), content, bytes };
-}
-
 /** Registers each file of `skill` as a resource; the registrations to remove. */
 function registerFiles(server: McpServer<never>, skill: RegisteredSkill): Registration[] {
   return skill.files.map((file) => {
@@ -123,7 +115,8 @@ function registerFiles(server: McpServer<never>, skill: RegisteredSkill): Regist
  * Registers a skill (the skills extension, SEP-2640): its `SKILL.md` and every file become
  * resources under `skill://[prefix/]<name>/`, listed by `skills/list` and `skills/get` with their
  * digests. Registration is all there is to it, so every process that registers the same skills
- * serves the same entries. Throws on an invalid name, frontmatter or path.
+ * serves the same entries. Throws on an invalid name, frontmatter or path, and (a RangeError)
+ * on files more or larger than `limits` allow.
  *
  * @example
  * ```ts
@@ -142,17 +135,19 @@ export function registerSkill<App>(server: McpServer<App>, options: SkillOptions
   const owner = server as unknown as McpServer<never>;
   const skillMd = skillMdOf(options);
   const frontmatter = frontmatterOf(skillMd);
-  if (options.prefix !== undefined) checkPath(options.prefix, "skill prefix");
-  const root = `skill://${options.prefix ? `${options.prefix}/` : ""}${frontmatter.name}`;
+  const limits = skillLimits(options.limits);
+  const prefix =
+    options.prefix === undefined ? "" : `${toUriPath(options.prefix, "skill prefix")}/`;
+  const root = `skill://${prefix}${frontmatter.name}`;
   const uri = `${root}/SKILL.md`;
   const registry = registries.get(owner) ?? new Map<string, RegisteredSkill>();
   if (registry.has(uri)) throw new TypeError(`Duplicate skill: ${uri}`);
   const files = [toFile(root, "SKILL.md", skillMd)];
   for (const [path, content] of Object.entries(options.files ?? {})) {
-    checkPath(path, "skill file path");
     if (path === "SKILL.md") throw new TypeError(`Skill ${uri}: SKILL.md is given as skillMd`);
     files.push(toFile(root, path, content));
   }
+  checkLimits(uri, files, limits);
   files.sort((a, b) => (a.path === "SKILL.md" ? -1 : b.path === "SKILL.md" ? 1 : 0));
   let entry: Promise<SkillEntry> | undefined;
   const skill: RegisteredSkill = {
