@@ -2,6 +2,10 @@ import { parseArgs } from "node:util";
 import type { Era } from "../client/index.js";
 import { isObject, type JsonObject } from "../protocol/messages.js";
 import { defaultTokenStore } from "./login.js";
+import { parseServe, SERVE_USAGE, type ServeOptions } from "./serve-options.js";
+import { UsageError } from "./usage-error.js";
+
+export { UsageError };
 
 /** What `mcp-mount --help` prints. */
 export const USAGE = `Usage:
@@ -9,8 +13,10 @@ export const USAGE = `Usage:
   mcp-mount call <url | "command args"> <tool> [json]  call a tool with JSON arguments
   mcp-mount login <url>                                sign in to a server that asks for OAuth
   mcp-mount logout <url>                               forget the tokens kept for a server
+  mcp-mount events <url | command> [--follow <name>]   list event types, or follow one
+${SERVE_USAGE}
 
-Options (recognised anywhere on the line, before or after the other arguments, up to "--"):
+Options of the other commands (recognised anywhere on the line, up to "--"):
   -H, --header "Name: value"   add an HTTP header (repeatable), e.g. Authorization
   --era modern|legacy|auto     force an era, or detect it (default auto)
   --timeout <ms>               wait for an answer: to connect and per round trip
@@ -19,6 +25,10 @@ Options (recognised anywhere on the line, before or after the other arguments, u
   --open                       open the sign-in page in a browser (else its URL is printed)
   --token-store <file>         where OAuth tokens are kept, owner-only (default
                                ~/.config/mcp-mount/tokens.json)
+  --follow <name>              events: print the type's occurrences as they come, till Ctrl-C
+  --args <json>                events: the subscription's arguments (default {})
+  --poll, --push               events: follow by polling or by a held stream (default push
+                               when the event type offers it)
   -h, --help
 
 A server that asks for OAuth is signed in to when needed (login, a first call or inspect, a
@@ -28,14 +38,6 @@ Everything after "--" goes to the server command verbatim, its own options too. 
 option or a leftover argument before it is refused (exit 2):
   mcp-mount inspect --json -- node --import tsx server.ts
   mcp-mount call https://example.com/mcp whoami '{}' -H "Authorization: Bearer …"`;
-
-/** A command line that cannot be run: it is refused with this message and exit code 2. */
-export class UsageError extends Error {
-  constructor(message: string) {
-    super(message);
-    this.name = "UsageError";
-  }
-}
 
 /** Where the server is: a Streamable HTTP URL, or a program to run and speak stdio with. */
 export type Target =
@@ -60,7 +62,16 @@ export type CommandLine =
   | { command: "inspect"; target: Target; json: boolean; flags: ClientFlags }
   | { command: "call"; target: Target; tool: string; args: JsonObject; flags: ClientFlags }
   | { command: "login"; url: string; flags: ClientFlags }
-  | { command: "logout"; url: string; flags: ClientFlags };
+  | { command: "logout"; url: string; flags: ClientFlags }
+  | { command: "events"; target: Target; json: boolean; follow?: Follow; flags: ClientFlags }
+  | { command: "serve"; options: ServeOptions };
+
+/** What `events --follow` asks for: an event type, its arguments, and how to receive it. */
+export interface Follow {
+  name: string;
+  args: JsonObject;
+  delivery: "poll" | "push" | undefined;
+}
 
 const OPTIONS = {
   header: { type: "string", short: "H", multiple: true },
@@ -69,6 +80,10 @@ const OPTIONS = {
   json: { type: "boolean", default: false },
   open: { type: "boolean", default: false },
   "token-store": { type: "string" },
+  follow: { type: "string" },
+  args: { type: "string" },
+  poll: { type: "boolean", default: false },
+  push: { type: "boolean", default: false },
   help: { type: "boolean", short: "h", default: false },
 } as const;
 
@@ -77,12 +92,18 @@ const OPTIONS = {
  * unknown or left over is a {@link UsageError}, so a misplaced option never goes unnoticed.
  */
 export function parseCommandLine(argv: string[]): CommandLine {
+  // serve has options of its own, and runs a command whose options follow "--".
+  if (argv[0] === "serve") {
+    const options = parseServe(argv.slice(1));
+    return options ? { command: "serve", options } : { command: "help" };
+  }
   const { values, positionals } = parse(argv);
   if (values.help) return { command: "help" };
   const [command, ...rest] = positionals;
   if (command === undefined) {
-    throw new UsageError("name a command: inspect, call, login or logout");
+    throw new UsageError("name a command: inspect, call, login, logout, events or serve");
   }
+  if (command !== "events") refuseEventOptions(values);
   const flags: ClientFlags = {
     headers: toHeaders(values.header ?? []),
     era: toEra(values.era),
@@ -110,7 +131,12 @@ export function parseCommandLine(argv: string[]): CommandLine {
     if (target.kind !== "http") throw new UsageError(`${command} takes a server's URL`);
     return { command, url: target.url, flags };
   }
-  throw new UsageError(`unknown command ${command}: inspect, call, login or logout`);
+  if (command === "events") {
+    return { command, target: toTarget(rest), json: values.json, ...toFollow(values), flags };
+  }
+  throw new UsageError(
+    `unknown command ${command}: inspect, call, login, logout, events or serve (serve comes first)`,
+  );
 }
 
 function parse(argv: string[]) {
@@ -158,15 +184,35 @@ function toTimeout(ms: string): number {
   return Number(ms);
 }
 
-function toArguments(json: string | undefined): JsonObject {
+type Values = ReturnType<typeof parse>["values"];
+
+function refuseEventOptions(values: Values): void {
+  if (values.follow !== undefined || values.args !== undefined || values.poll || values.push) {
+    throw new UsageError("--follow, --args, --poll and --push go with the events command");
+  }
+}
+
+function toFollow(values: Values): { follow?: Follow } {
+  if (values.follow === undefined) {
+    if (values.args !== undefined || values.poll || values.push) {
+      throw new UsageError("--args, --poll and --push need --follow <name>");
+    }
+    return {};
+  }
+  if (values.poll && values.push) throw new UsageError("--poll or --push, not both");
+  const delivery = values.poll ? "poll" : values.push ? "push" : undefined;
+  return { follow: { name: values.follow, args: toArguments(values.args, "--args"), delivery } };
+}
+
+function toArguments(json: string | undefined, what = "the tool's arguments"): JsonObject {
   if (json === undefined) return {};
   let args: unknown;
   try {
     args = JSON.parse(json);
   } catch (error) {
-    throw new UsageError(`the tool's arguments are not JSON: ${String(error)}`);
+    throw new UsageError(`${what} are not JSON: ${String(error)}`);
   }
-  if (!isObject(args)) throw new UsageError(`the tool's arguments are a JSON object, not ${json}`);
+  if (!isObject(args)) throw new UsageError(`${what} are a JSON object, not ${json}`);
   return args;
 }
 

@@ -1,4 +1,5 @@
 import type { McpClient, Tool } from "../client/index.js";
+import type { Output } from "./terminal.js";
 
 function flags(tool: Tool): string {
   const marks = [
@@ -19,7 +20,7 @@ function line(name: string, description: unknown): string {
  * What `mcp-mount inspect` prints: the server, its tools with predicates, prompts, resources,
  * and its skills (when it declares the skills extension).
  */
-export async function inspect(client: McpClient, json: boolean): Promise<string> {
+export async function inspect(client: McpClient, json: boolean): Promise<Output> {
   const capabilities = client.server.capabilities;
   const [tools, prompts, resources, templates, skills] = await Promise.all([
     capabilities.tools ? client.tools() : [],
@@ -30,8 +31,8 @@ export async function inspect(client: McpClient, json: boolean): Promise<string>
     client.skills(),
   ]);
   if (json) {
-    return JSON.stringify(
-      {
+    return {
+      json: {
         era: client.era,
         protocolVersion: client.protocolVersion,
         server: client.server,
@@ -47,9 +48,7 @@ export async function inspect(client: McpClient, json: boolean): Promise<string>
         resourceTemplates: templates,
         skills: skills.map(({ uri, frontmatter, resources }) => ({ uri, frontmatter, resources })),
       },
-      null,
-      2,
-    );
+    };
   }
   const info = client.server.serverInfo;
   const out = [
@@ -79,5 +78,5 @@ export async function inspect(client: McpClient, json: boolean): Promise<string>
     const files = skill.resources === "dynamic" ? "dynamic" : `${skill.resources.length} files`;
     out.push(line(`${skill.name} ${skill.uri} [${files}]`, skill.description));
   }
-  return out.join("\n");
+  return { text: out.join("\n") };
 }

@@ -5,6 +5,7 @@ import { McpClient, type OAuthOptions } from "../client/index.js";
 import { fileOAuthStore } from "../client/oauth/file-store.js";
 import { loopbackRedirect } from "../client/oauth/loopback.js";
 import { tokensKey } from "../client/oauth/session.js";
+import { printMessage } from "./terminal.js";
 
 const CLIENT_NAME = "mcp-mount CLI";
 
@@ -28,7 +29,7 @@ export function browserCommand(url: URL, platform = process.platform): [string, 
 function openBrowser(url: URL): void {
   const [command, args] = browserCommand(url);
   const child = spawn(command, args, { detached: true, stdio: "ignore" });
-  child.on("error", () => console.error("Could not open a browser: open the URL above by hand"));
+  child.on("error", () => printMessage("Could not open a browser: open the URL above by hand"));
   child.unref();
 }
 
@@ -46,7 +47,7 @@ export interface CliSignIn {
 export async function cliSignIn(tokenStore: string, open: boolean): Promise<CliSignIn> {
   const loopback = await loopbackRedirect({
     onAuthorizationUrl: (authorizationUrl) => {
-      console.error(`Sign in at: ${authorizationUrl.href}`);
+      printMessage(`Sign in at: ${authorizationUrl.href}`);
       if (open) openBrowser(authorizationUrl);
     },
   });

@@ -10,8 +10,10 @@ import {
   USAGE,
   UsageError,
 } from "./command-line.js";
+import { followEvents, listEventTypes } from "./events.js";
 import { inspect } from "./inspect.js";
 import { type CliSignIn, cliSignIn, login, logout } from "./login.js";
+import { printMessage, printOutput } from "./terminal.js";
 
 /**
  * Connects within `--timeout`: the client's own timeout counts each round trip once
@@ -28,7 +30,7 @@ async function connect(
     timeoutMs: flags.timeoutMs,
     clientInfo: { name: "mcp-mount-cli", version: "0.1.0" },
     onInput: { elicitation: askOnTerminal },
-    onWarning: (message) => console.error(`warning: ${message}`),
+    onWarning: (message) => printMessage(`warning: ${message}`),
     ...(signIn ? { auth: signIn.auth } : {}),
   };
   const server =
@@ -48,7 +50,7 @@ async function connect(
   }
 }
 
-type InspectOrCall = Extract<CommandLine, { command: "inspect" | "call" }>;
+type InspectOrCall = Extract<CommandLine, { command: "inspect" | "call" | "events" }>;
 
 function hasAuthorization(headers: Record<string, string>): boolean {
   return Object.keys(headers).some((name) => name.toLowerCase() === "authorization");
@@ -57,17 +59,19 @@ function hasAuthorization(headers: Record<string, string>): boolean {
 async function main(argv: string[]): Promise<number> {
   const line = parseCommandLine(argv);
   if (line.command === "help") {
-    console.log(USAGE);
+    printOutput({ text: USAGE });
     return 0;
   }
   if (line.command === "login") {
-    console.log(await login(line.url, line.flags.tokenStore, line.flags.open));
+    printOutput({ text: await login(line.url, line.flags.tokenStore, line.flags.open) });
     return 0;
   }
   if (line.command === "logout") {
-    console.log(await logout(line.url, line.flags.tokenStore));
+    printOutput({ text: await logout(line.url, line.flags.tokenStore) });
     return 0;
   }
+  // Loaded only here: the gateway, the HTTP endpoint and node:http are serve's alone.
+  if (line.command === "serve") return (await import("./serve.js")).serve(line.options);
   // Kept tokens, and sign-in when needed, unless the command line brings its own Authorization.
   const signIn =
     line.target.kind === "http" && !hasAuthorization(line.flags.headers)
@@ -83,19 +87,39 @@ async function main(argv: string[]): Promise<number> {
 async function run(line: InspectOrCall, client: McpClient): Promise<number> {
   try {
     if (line.command === "inspect") {
-      console.log(await inspect(client, line.json));
+      printOutput(await inspect(client, line.json));
       return 0;
     }
+    if (line.command === "events") return await events(line, client);
     const result = await client.callTool(line.tool, line.args, {
       onProgress: (p) =>
-        console.error(
+        printMessage(
           `progress ${p.progress}${p.total ? `/${p.total}` : ""}${p.message ? ` ${p.message}` : ""}`,
         ),
     });
-    console.log(JSON.stringify(result, null, 2));
+    printOutput({ json: result });
     return result.isError ? 1 : 0;
   } finally {
     await client.close();
+  }
+}
+
+/** Lists the event types, or follows one until Ctrl-C (which ends it with exit code 0). */
+async function events(line: Extract<CommandLine, { command: "events" }>, client: McpClient) {
+  if (!line.follow) {
+    printOutput(await listEventTypes(client, line.json));
+    return 0;
+  }
+  const stop = new AbortController();
+  const onInterrupt = () => stop.abort(new Error("Interrupted"));
+  process.once("SIGINT", onInterrupt);
+  process.once("SIGTERM", onInterrupt);
+  try {
+    await followEvents(client, { ...line.follow, signal: stop.signal });
+    return 0;
+  } finally {
+    process.off("SIGINT", onInterrupt);
+    process.off("SIGTERM", onInterrupt);
   }
 }
 
@@ -105,7 +129,7 @@ main(process.argv.slice(2)).then(
   },
   (error: unknown) => {
     if (error instanceof UsageError) {
-      console.error(`error: ${error.message}\n\n${USAGE}`);
+      printMessage(`error: ${error.message}\n\n${USAGE}`);
       process.exitCode = 2;
       return;
     }
@@ -113,7 +137,7 @@ main(process.argv.slice(2)).then(
     // fetch hides the reason (refused, DNS, TLS) in its cause.
     const cause = (error as { cause?: { message?: string } })?.cause?.message;
     const shown = cause && !message.includes(cause) ? ` (${cause})` : "";
-    console.error(`error: ${message}${shown}`);
+    printMessage(`error: ${message}${shown}`);
     process.exitCode = 1;
   },
 );

@@ -2,10 +2,11 @@ import { MODERN_VERSION } from "../protocol/versions.js";
 import { createTelemetry } from "../telemetry/telemetry.js";
 import { isHttpRefusal, McpError } from "./errors.js";
 import { HttpWire } from "./http-wire.js";
-import { OAuthSession } from "./oauth/session.js";
-import { answerInput, capabilitiesFor, inputContextOf } from "./input.js";
+import { capabilitiesFor } from "./input.js";
+import { InputRouter } from "./input-router.js";
 import { LegacySession } from "./legacy-session.js";
 import { isLegacyAnswer, ModernSession } from "./modern-session.js";
+import { OAuthSession } from "./oauth/session.js";
 import type { McpClientOptions } from "./options.js";
 import type { Session, SessionConfig } from "./session.js";
 import { sleep } from "./sse.js";
@@ -205,17 +206,17 @@ export async function openClientSession(
     typeof target === "string" || target instanceof URL
       ? new HttpWire(target, signedIn(target, options))
       : target;
-  const handlers = options.onInput ?? {};
+  const input = new InputRouter(options.onInput ?? {});
   const telemetry = createTelemetry(options.telemetry);
   wire.handlers = {
     notification: onNotification,
-    request: (method, params, origin) =>
-      answerInput(handlers, method, params, inputContextOf(origin)),
+    request: (method, params, origin) => input.answer(method, params, origin),
     telemetry,
   };
   const config: SessionConfig = {
     clientInfo: options.clientInfo ?? { name: "mcp-mount-client", version: "0.1.0" },
-    capabilities: { ...capabilitiesFor(handlers), ...options.capabilities },
+    capabilities: { ...capabilitiesFor(input.client), ...options.capabilities },
+    input,
     ...(options.logLevel ? { logLevel: options.logLevel } : {}),
     telemetry,
   };

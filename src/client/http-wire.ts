@@ -125,7 +125,7 @@ export class HttpWire implements Wire {
     request: JsonRpcRequest,
     options: WireRequestOptions,
   ): Promise<JsonRpcResponse> {
-    const origin: RequestOrigin = { request, signal: options.signal };
+    const origin: RequestOrigin = { request, signal: options.signal, onInput: options.onInput };
     const cursor: StreamCursor = {};
     let attempts = 0;
     let stream: ReadableStream<Uint8Array> | null = body;

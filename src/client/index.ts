@@ -17,11 +17,30 @@ export {
   McpHttpError,
   ToolApprovalDeniedError,
 } from "./errors.js";
+export type {
+  DeliveryMode,
+  DeliveryStatus,
+  EventDescriptor,
+  EventOccurrence,
+  EventsErrorObject,
+  PollEventsResult,
+} from "../protocol/events.js";
+export type {
+  EventStreamOptions,
+  EventSubscription,
+  PollEventsOptions,
+  SubscribeEventsOptions,
+  WebhookStatus,
+  WebhookSubscribeOptions,
+  WebhookSubscription,
+  WebhookTarget,
+} from "./ext/events/types.js";
 export { type LoadedSkill, Skill, SkillVerificationError } from "./ext/skills/index.js";
 export type { HeadersOption, HttpOptions } from "./http-wire.js";
 export type { Subscription } from "./listen.js";
 export { memoryOAuthStore } from "./oauth/memory-store.js";
 export {
+  type EnterpriseOptions,
   OAuthError,
   type OAuthOptions,
   type OAuthStore,

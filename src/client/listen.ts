@@ -16,6 +16,7 @@ const TYPES: [keyof ListenFilter, string][] = [
   ["toolsListChanged", "notifications/tools/list_changed"],
   ["promptsListChanged", "notifications/prompts/list_changed"],
   ["resourcesListChanged", "notifications/resources/list_changed"],
+  ["eventsListChanged", "notifications/events/list_changed"],
 ];
 
 /** True when `filter` asks for `notification`. */
@@ -151,7 +152,7 @@ export function resyncOf(filter: ListenFilter): Notification[] {
  * early, an HTTP 5xx, 408 or 429, or an internal error. Other JSON-RPC errors (no such method,
  * bad filter) and HTTP 4xx (unauthorized) are answers.
  */
-function isTransient(error: unknown): boolean {
+export function isTransient(error: unknown): boolean {
   if (error instanceof McpHttpError)
     return error.status >= 500 || [408, 429].includes(error.status);
   if (isMcpError(error)) return error.code === ErrorCode.InternalError;

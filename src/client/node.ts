@@ -1,4 +1,4 @@
-export { fileOAuthStore } from "./oauth/file-store.js";
+export { type FileOAuthStoreOptions, fileOAuthStore } from "./oauth/file-store.js";
 export {
   type LoopbackRedirect,
   type LoopbackRedirectOptions,

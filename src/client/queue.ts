@@ -14,9 +14,17 @@ export class AsyncQueue<T> implements AsyncIterableIterator<T> {
   private ended = false;
   private failure: unknown;
   private readonly cleanup: () => void;
+  private readonly maxBuffered: number;
 
-  constructor(cleanup: () => void = () => {}) {
+  /** `maxBuffered`: items kept for a reader that falls behind (Infinity: none dropped). */
+  constructor(cleanup: () => void = () => {}, maxBuffered = MAX_BUFFERED) {
     this.cleanup = cleanup;
+    this.maxBuffered = maxBuffered;
+  }
+
+  /** Items pushed and not read yet. */
+  get size(): number {
+    return this.items.length;
   }
 
   /** Delivers one item. */
@@ -26,7 +34,7 @@ export class AsyncQueue<T> implements AsyncIterableIterator<T> {
     if (waiter) waiter.resolve({ value: item, done: false });
     else {
       this.items.push(item);
-      if (this.items.length > MAX_BUFFERED) this.items.shift();
+      if (this.items.length > this.maxBuffered) this.items.shift();
     }
   }
 

@@ -7,15 +7,19 @@ import { withInput } from "./input.js";
 import type { McpClientOptions } from "./options.js";
 import type { RequestTrace, ServerDescription, Session } from "./session.js";
 import { IdleTimeout, joinSignals } from "./timeout.js";
-import type { Notification, RequestOptions } from "./types.js";
+import type { InputContext, Notification, RequestOptions } from "./types.js";
 
 const DEFAULT_TIMEOUT_MS = 60_000;
 
 /** Methods a modern server may answer with `input_required` (spec: patterns/mrtr). */
 const INPUT_METHODS = new Set(["tools/call", "prompts/get", "resources/read"]);
 
-/** Options of one request: a request's, and extra HTTP headers. */
-export type RunOptions = RequestOptions & { headers?: Record<string, string> };
+/** Options of one request: a request's, extra HTTP headers, and a taker of its notifications. */
+export type RunOptions = RequestOptions & {
+  headers?: Record<string, string>;
+  /** Takes the notifications of the request's own stream instead of the client (events/stream). */
+  onNotification?: (notification: Notification) => void;
+};
 
 /**
  * Sends a client's requests over its session: `_meta` and progress tokens, input rounds
@@ -66,8 +70,33 @@ export class RequestRunner {
     }
   }
 
-  /** The request's round trips and extensions' follow-ups, their spans under `trace.parent`. */
+  /**
+   * The request's round trips and extensions' follow-ups; while they last, a request with its
+   * own `onInput` is known to be in flight (see `InputRouter`).
+   */
   async #follow(
+    method: string,
+    params: JsonObject,
+    options: RunOptions,
+    trace: { parent: Context; call?: ClientCall } | undefined,
+  ): Promise<JsonObject> {
+    if (!options.onInput) return this.#rounds(method, params, options, trace);
+    const context: InputContext = {
+      method,
+      signal: options.signal ?? new AbortController().signal,
+    };
+    const name = params.name ?? params.uri;
+    if (typeof name === "string") context.name = name;
+    const untrack = this.#session.config.input.track(options.onInput, context);
+    try {
+      return await this.#rounds(method, params, options, trace);
+    } finally {
+      untrack();
+    }
+  }
+
+  /** The request's round trips and extensions' follow-ups, their spans under `trace.parent`. */
+  async #rounds(
     method: string,
     params: JsonObject,
     options: RunOptions,
@@ -82,7 +111,7 @@ export class RequestRunner {
     const name = params.name ?? params.uri;
     const result = INPUT_METHODS.has(method)
       ? await withInput(method, params, once, {
-          handlers: this.#options.onInput ?? {},
+          handlers: this.#session.config.input.handlersOf(options.onInput),
           maxRounds: this.#options.maxInputRounds ?? 8,
           signal: options.signal ?? new AbortController().signal,
           ...(typeof name === "string" ? { name } : {}),
@@ -108,20 +137,24 @@ export class RequestRunner {
     options: RequestOptions,
     parent: Context | undefined = this.#session.config.telemetry ? context.active() : undefined,
   ): ExtensionRequest {
-    const { timeoutMs } = options;
+    const { timeoutMs, onInput } = options;
     const trace = parent ? { parent } : undefined;
     return {
       method,
       params,
       options,
       era: this.#session.era,
-      handlers: this.#options.onInput ?? {},
+      handlers: this.#session.config.input.handlersOf(options.onInput),
       closing: this.#closing.signal,
       send: (roundMethod, roundParams, signal) =>
         this.#roundTrip(
           roundMethod,
           roundParams,
-          { ...(signal ? { signal } : {}), ...(timeoutMs !== undefined ? { timeoutMs } : {}) },
+          {
+            ...(signal ? { signal } : {}),
+            ...(timeoutMs !== undefined ? { timeoutMs } : {}),
+            ...(onInput ? { onInput } : {}),
+          },
           {},
           trace,
         ),
@@ -160,6 +193,7 @@ export class RequestRunner {
         ...(options.headers ? { headers: options.headers } : {}),
         ...(extensions ? { extensions } : {}),
         ...(trace ? { trace } : {}),
+        ...(options.onInput ? { onInput: options.onInput } : {}),
         onNotification: (notification) => {
           if (notification.method === "notifications/progress") timeout?.touch();
           this.#onRequestNotification(notification, options);
@@ -187,9 +221,9 @@ export class RequestRunner {
   }
 
   /** A request's progress goes to its `onProgress`; anything else it brings is delivered. */
-  #onRequestNotification(notification: Notification, options: RequestOptions): void {
+  #onRequestNotification(notification: Notification, options: RunOptions): void {
     if (notification.method !== "notifications/progress") {
-      this.#deliver(notification);
+      (options.onNotification ?? this.#deliver)(notification);
       return;
     }
     const params = notification.params ?? {};

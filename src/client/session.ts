@@ -6,7 +6,8 @@ import { OwnAttributes } from "../telemetry/attributes.js";
 import { ClientOperation } from "../telemetry/client-operation.js";
 import type { Telemetry } from "../telemetry/telemetry.js";
 import { destinationOf } from "./destination.js";
-import type { Era, Implementation, Notification } from "./types.js";
+import type { InputRouter } from "./input-router.js";
+import type { Era, Implementation, InputHandlers, Notification } from "./types.js";
 import type { Wire } from "./wire.js";
 
 /** What a session needs from the client that owns it. */
@@ -16,6 +17,8 @@ export interface SessionConfig {
   logLevel?: LogLevel;
   /** Where the CLIENT span of each message goes; undefined when telemetry is off. */
   telemetry?: Telemetry | undefined;
+  /** Who answers the server's input requests: the request's own callbacks, else the client's. */
+  input: InputRouter;
 }
 
 /** Where a request's CLIENT span belongs: under its logical call, as one of its rounds. */
@@ -36,6 +39,8 @@ export interface SendOptions {
   /** Extensions declared on this request only (modern era), beside the client's capabilities. */
   extensions?: JsonObject;
   onNotification?: (notification: Notification) => void;
+  /** The request's own input callbacks, for the server requests that come with it (legacy). */
+  onInput?: InputHandlers | undefined;
   /** The parent and round of the request's CLIENT span. @default the active context */
   trace?: RequestTrace;
 }
@@ -105,6 +110,7 @@ export abstract class Session {
           signal: options.signal,
           headers: prepared.headers,
           onNotification: options.onNotification,
+          onInput: options.onInput,
         });
       // The transport's own spans (an instrumented fetch) go under the request's.
       response = await (operation ? context.with(operation.context, send) : send());

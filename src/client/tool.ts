@@ -1,5 +1,8 @@
 import { type AppToolLink, appLinkOf, isModelVisible } from "../protocol/apps.js";
-import { type CompiledSchema, compileJsonSchema } from "../protocol/json-schema.js";
+import {
+  type CompiledSchema,
+  compileInterpretedSchema,
+} from "../protocol/json-schema-interpreted.js";
 import { isObject, type JsonObject } from "../protocol/messages.js";
 import { ToolApprovalDeniedError } from "./errors.js";
 import type {
@@ -165,7 +168,7 @@ export class Tool {
     let compiled: CompiledSchema | null = null;
     try {
       // Interpreted, never compiled to code: these schemas come from the server, not from us.
-      if (json) compiled = compileJsonSchema(json, true);
+      if (json) compiled = compileInterpretedSchema(json);
     } catch (error) {
       // A schema we cannot compile is not checked here; the server still checks it.
       this.#warn(

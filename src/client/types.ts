@@ -55,6 +55,11 @@ export interface InputContext {
   name?: string;
   /** The server's key for this input request (modern era). */
   key?: string;
+  /**
+   * True when a legacy server request named no request (it came on stdio or the GET stream)
+   * and was taken as this one's because it was the only one in flight with its own `onInput`.
+   */
+  inferred?: boolean;
   signal: AbortSignal;
 }
 
@@ -96,10 +101,25 @@ export interface RequestOptions {
   timeoutMs?: number;
   /** Called for each `notifications/progress` of this request. */
   onProgress?: (progress: Progress) => void;
+  /**
+   * Takes the other notifications of this request's own stream (its log messages), which then
+   * skip the client's `onLog` and `onNotification`. Over stdio only progress is tied to a request.
+   */
+  onNotification?: (notification: Notification) => void;
   /** Extra `_meta` for the request. */
   meta?: JsonObject;
   /** Skip the cache for list and read results. */
   fresh?: boolean;
+  /**
+   * Input callbacks of this request alone, used instead of the client's `onInput` for the
+   * input requests that belong to it: its modern `input_required` rounds, always; a legacy
+   * server request that came on its own HTTP response stream; a legacy server request with no
+   * such origin (stdio, the GET stream, HTTP+SSE) only while this is the one request with its
+   * own `onInput` in flight on the client, as nothing else tells which request asked (with
+   * several, the client's callbacks answer). They declare no capability: what the server may
+   * ask is what the client declared at connect, from its own `onInput` and `capabilities`.
+   */
+  onInput?: InputHandlers;
   /**
    * Called when a `tools/call` becomes a task, and again at each change of its status or
    * message: persist the `taskId` to pick the task up with `resumeTask` after a restart.
@@ -131,6 +151,8 @@ export interface ListenFilter {
   resourcesListChanged?: boolean;
   /** Resource URIs whose `notifications/resources/updated` to receive. */
   resourceSubscriptions?: string[];
+  /** `notifications/events/list_changed` (SEP-3415), from a server that offers Events. */
+  eventsListChanged?: boolean;
 }
 
 /** How `listen` follows a modern stream that dropped (see `McpClient.listen`). */

@@ -15,7 +15,7 @@ import { PendingRequests } from "../protocol/pending-requests.js";
 import { MetaKey } from "../protocol/versions.js";
 import { ServerOperation } from "../telemetry/server-operation.js";
 import type { Telemetry } from "../telemetry/telemetry.js";
-import type { Notification } from "./types.js";
+import type { InputHandlers, Notification } from "./types.js";
 
 /** A JSON-RPC response: a result or an error. */
 export type JsonRpcResponse = JsonRpcResult | JsonRpcErrorResponse;
@@ -27,12 +27,16 @@ export interface WireRequestOptions {
   headers?: Record<string, string>;
   /** Notifications that belong to this request: its progress, logs, listen stream. */
   onNotification?: (notification: Notification) => void;
+  /** The request's own input callbacks, for the server requests that come with it. */
+  onInput?: InputHandlers | undefined;
 }
 
 /** The client request a server request came with (it arrived on that request's stream). */
 export interface RequestOrigin {
   request: JsonRpcRequest;
   signal?: AbortSignal | undefined;
+  /** The request's own input callbacks (`RequestOptions.onInput`), when it brought some. */
+  onInput?: InputHandlers | undefined;
 }
 
 /** What a wire hands up: notifications no request owns, and requests from the server. */

@@ -1,5 +1,6 @@
 import type { ClientExtension } from "../extension.js";
 import type { McpClientOptions } from "../options.js";
+import { EventsExtension } from "./events/index.js";
 import { SkillsExtension } from "./skills/index.js";
 import { TasksExtension } from "./tasks/index.js";
 
@@ -8,5 +9,5 @@ import { TasksExtension } from "./tasks/index.js";
  * reads the client's options to decide whether it is on. A new extension adds a line here.
  */
 export function clientExtensions(options: McpClientOptions): ClientExtension[] {
-  return [new TasksExtension(options), new SkillsExtension()];
+  return [new TasksExtension(options), new SkillsExtension(), new EventsExtension()];
 }

@@ -1,5 +1,7 @@
 import type { TokenEndpointResponse } from "oauth4webapi";
+import { checkAudience, checkIssuer } from "./binding.js";
 import type { Discovery, ServerMetadata } from "./discovery.js";
+import { idJagFor } from "./enterprise.js";
 import type { ClientIdentity, IdentityContext } from "./identity.js";
 import { toOAuthError } from "./load.js";
 import { OAuthError, type StoredTokens } from "./types.js";
@@ -157,8 +159,29 @@ export async function clientCredentialsGrant(
 const JWT_BEARER = "urn:ietf:params:oauth:grant-type:jwt-bearer";
 
 /**
- * The JWT-bearer grant (RFC 7523 §2.1) of a workload presenting its identity token; a refusal
- * is reported, never retried with another grant.
+ * The assertion for `discovery.server`, bound to it: an ID-JAG asked for it, or the workload's
+ * token, sent only to the issuer pinned in the options, else only to one its `aud` names.
+ */
+async function assertionFor(
+  context: IdentityContext,
+  discovery: Discovery,
+  scope: string | undefined,
+): Promise<string> {
+  const { options } = context;
+  const { server } = discovery;
+  if (options.grant === "enterprise_managed") return idJagFor(context, discovery, scope);
+  checkIssuer(options, server);
+  const given = options.assertion;
+  if (given === undefined) throw new OAuthError("The jwt_bearer grant needs an `assertion`");
+  const assertion = typeof given === "function" ? await given() : given;
+  if (options.assertionIssuer === undefined) checkAudience(assertion, server, "assertion");
+  return assertion;
+}
+
+/**
+ * The JWT-bearer grant (RFC 7523 §2.1) of a workload presenting its identity token, or of a
+ * user presenting an enterprise ID-JAG (SEP-990); a refusal is reported, never retried with
+ * another grant.
  */
 export async function jwtBearerGrant(
   context: IdentityContext,
@@ -166,11 +189,9 @@ export async function jwtBearerGrant(
   discovery: Discovery,
   scope: string | undefined,
 ): Promise<StoredTokens> {
-  const { oauth, options } = context;
+  const { oauth } = context;
   const { server, resource } = discovery;
-  const given = options.assertion;
-  if (given === undefined) throw new OAuthError("The jwt_bearer grant needs an `assertion`");
-  const assertion = typeof given === "function" ? await given() : given;
+  const assertion = await assertionFor(context, discovery, scope);
   const tokens = await tokenRequest(context, "JWT bearer grant", async () => {
     const response = await oauth.genericTokenEndpointRequest(
       server as never,

@@ -1,5 +1,6 @@
 import type { ClientAuth, DPoPHandle } from "oauth4webapi";
 import { isObject, type JsonObject } from "../../protocol/messages.js";
+import { usableAt } from "./binding.js";
 import type { ServerMetadata } from "./discovery.js";
 import { isLoopbackHost, type OAuth4WebApi, toOAuthError } from "./load.js";
 import {
@@ -64,6 +65,13 @@ async function clientAuthOf(
   return method === "client_secret_post" ? oauth.ClientSecretPost(secret) : secretBasic(secret);
 }
 
+/** A client secret presented the way `server` takes it (Basic unless it lists only post). */
+export function secretAuth(oauth: OAuth4WebApi, server: JsonObject, secret: string): ClientAuth {
+  return secretMethod(server) === "client_secret_post"
+    ? oauth.ClientSecretPost(secret)
+    : secretBasic(secret);
+}
+
 /**
  * `client_secret_basic` with the id and secret form-encoded as RFC 6749 §2.3.1 says, the way
  * servers in the field decode them (oauth4webapi also escapes "-", which many do not undo).
@@ -75,13 +83,13 @@ function secretBasic(secret: string): ClientAuth {
   };
 }
 
-function supportedMethods(server: ServerMetadata): string[] {
+function supportedMethods(server: JsonObject): string[] {
   const listed = server.token_endpoint_auth_methods_supported;
   // RFC 8414 §2: absent means client_secret_basic.
   return Array.isArray(listed) ? listed.map(String) : ["client_secret_basic"];
 }
 
-function secretMethod(server: ServerMetadata): TokenEndpointAuthMethod {
+function secretMethod(server: JsonObject): TokenEndpointAuthMethod {
   const supported = supportedMethods(server);
   return !supported.includes("client_secret_basic") && supported.includes("client_secret_post")
     ? "client_secret_post"
@@ -122,18 +130,31 @@ async function postRegistration(
   return body as JsonObject & { client_id: string };
 }
 
+/** The grant types to register for (RFC 7591 §2): the one grant the options use. */
+function registeredGrants(options: OAuthOptions): string[] {
+  switch (options.grant) {
+    case "client_credentials":
+      return ["client_credentials"];
+    case "jwt_bearer":
+    case "enterprise_managed":
+      return ["urn:ietf:params:oauth:grant-type:jwt-bearer"];
+    default:
+      return ["authorization_code", "refresh_token"];
+  }
+}
+
 /** RFC 7591 registration, asking for the method the server lists first of ours. */
 async function register(context: IdentityContext, server: ServerMetadata): Promise<StoredClient> {
   const { options } = context;
   const supported = supportedMethods(server);
   const asked = supported.includes("none") ? "none" : secretMethod(server);
-  const machine = options.grant === "client_credentials";
+  const grantTypes = registeredGrants(options);
   const redirectUri = options.redirectUri;
   const loopback = redirectUri ? isLoopbackHost(new URL(redirectUri).hostname) : true;
   const metadata = {
     client_name: options.clientName ?? "mcp-mount client",
-    grant_types: machine ? ["client_credentials"] : ["authorization_code", "refresh_token"],
-    response_types: machine ? [] : ["code"],
+    grant_types: grantTypes,
+    response_types: grantTypes.includes("authorization_code") ? ["code"] : [],
     token_endpoint_auth_method: asked,
     // MCP: native for loopback redirects (CLIs, desktop apps), web otherwise.
     application_type: loopback ? "native" : "web",
@@ -175,8 +196,8 @@ function sameRedirect(registered: string | undefined, wanted: string | undefined
 }
 
 /**
- * The client to use at `server`, in the order MCP gives: pre-registered (when it belongs to
- * this issuer), a registration kept from before (same redirect URI), a Client ID Metadata
+ * The client to use at `server`, in the order MCP gives: pre-registered (when it may be shown
+ * to this issuer), a registration kept from before (same redirect URI), a Client ID Metadata
  * Document URL where supported, else Dynamic Client Registration. Registrations are kept per
  * issuer: an identity is never shown to another authorization server.
  */
@@ -186,7 +207,7 @@ export async function identityFor(
 ): Promise<ClientIdentity> {
   const { oauth, options, store } = context;
   const given = options.client;
-  if (given && (given.issuer === undefined || given.issuer === server.issuer)) {
+  if (given && usableAt(given, server.issuer)) {
     const method = preRegisteredMethod(given, server);
     return {
       client: { client_id: given.clientId },

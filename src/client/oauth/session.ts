@@ -1,4 +1,5 @@
 import type { DPoPHandle } from "oauth4webapi";
+import { checkBindings, checkIssuer } from "./binding.js";
 import { type BearerChallenge, bearerChallengeOf, unionScopes } from "./challenge.js";
 import { type Discovery, discover, type ServerMetadata, serverMetadata } from "./discovery.js";
 import {
@@ -51,6 +52,7 @@ export class OAuthSession {
 
   constructor(serverUrl: string | URL, options: OAuthOptions, inner?: typeof fetch) {
     this.#serverUrl = new URL(serverUrl);
+    checkBindings(options);
     this.#options = options;
     this.#store = options.store ?? sharedMemoryStore(options);
     this.#inner = inner ?? ((input, init) => globalThis.fetch(input, init));
@@ -228,11 +230,8 @@ export class OAuthSession {
   /** The grant of a client acting on its own (no user), if it is one. */
   #machineGrant() {
     const { grant } = this.#options;
-    return grant === "client_credentials"
-      ? clientCredentialsGrant
-      : grant === "jwt_bearer"
-        ? jwtBearerGrant
-        : undefined;
+    if (grant === "client_credentials") return clientCredentialsGrant;
+    return grant === "jwt_bearer" || grant === "enterprise_managed" ? jwtBearerGrant : undefined;
   }
 
   /** After a 401 with a token: refresh at the same issuer, else sign in again. */
@@ -275,6 +274,8 @@ export class OAuthSession {
     }
     const discovery = await discover(this.#serverUrl, challenge, this.#inner);
     this.#discovery = discovery;
+    // Refused before any request to it, a registration included.
+    checkIssuer(this.#options, discovery.server);
     const context = await this.#context(discovery.server);
     const identity = await identityFor(context, discovery.server);
     let wanted = scope ?? discovery.scopesSupported?.join(" ");

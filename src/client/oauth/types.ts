@@ -25,9 +25,33 @@ export interface PreRegisteredClient {
   tokenEndpointAuthMethod?: TokenEndpointAuthMethod;
   /**
    * The issuer this client belongs to: used only with that authorization server (client ids
-   * are not portable across servers). @default any
+   * are not portable across servers). Required with `clientSecret` or `privateKey`, which
+   * are never shown to another server. @default any, for a public client
    */
   issuer?: string;
+}
+
+/**
+ * Enterprise-Managed Authorization (MCP extension, SEP-990): the enterprise identity provider
+ * exchanges the user's ID token for an ID-JAG (RFC 8693), which the client presents at the MCP
+ * server's authorization server as a JWT-bearer grant (RFC 7523).
+ */
+export interface EnterpriseOptions {
+  /** The issuer of the enterprise identity provider. */
+  idpIssuer: string;
+  /** The identity provider's token endpoint. @default from its metadata (RFC 8414, OIDC) */
+  idpTokenEndpoint?: string;
+  /** This client's id at the identity provider. */
+  idpClientId: string;
+  /** This client's secret at the identity provider. @default none, a public client */
+  idpClientSecret?: string;
+  /** The user's ID token from the identity provider, or a function getting a fresh one. */
+  idToken: string | (() => string | Promise<string>);
+  /**
+   * The issuer of the MCP server's authorization server: the ID-JAG is asked for it (its
+   * `audience`) and sent to no other.
+   */
+  issuer: string;
 }
 
 /** Resolves with the URL the authorization server redirected the user-agent to. */
@@ -57,12 +81,20 @@ export interface OAuthOptions {
   redirectUri?: string;
   /**
    * `"client_credentials"` for a machine client acting on its own behalf; `"jwt_bearer"` for a
-   * workload presenting its identity token (RFC 7523, workload identity federation).
+   * workload presenting its identity token (RFC 7523, workload identity federation);
+   * `"enterprise_managed"` for a user signed in at an enterprise identity provider (`enterprise`).
    * @default "authorization_code"
    */
-  grant?: "authorization_code" | "client_credentials" | "jwt_bearer";
+  grant?: "authorization_code" | "client_credentials" | "jwt_bearer" | "enterprise_managed";
   /** The workload's JWT for `"jwt_bearer"`, or a function getting a fresh one. */
   assertion?: string | (() => string | Promise<string>);
+  /**
+   * The issuer of the authorization server `assertion` is for: it is sent to no other.
+   * @default the issuer or token endpoint its `aud` claim names (RFC 7523 §3)
+   */
+  assertionIssuer?: string;
+  /** The identity provider and authorization server for `"enterprise_managed"`. @default none */
+  enterprise?: EnterpriseOptions;
   /** A pre-registered client: used first, when it belongs to the server's issuer. */
   client?: PreRegisteredClient;
   /** An HTTPS URL of the client's metadata document, used as `client_id` where servers support it. */
