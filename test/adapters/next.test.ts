@@ -1,6 +1,7 @@
 import { fileURLToPath } from "node:url";
 import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
 import type { Browser, Page } from "playwright-core";
+import { Webhook } from "standardwebhooks";
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { type LocalIssuer, startLocalIssuer } from "../../examples/shared/local-issuer.js";
 import { launchChromium } from "../helpers/browser.js";
@@ -11,6 +12,8 @@ import {
   type PageWindow,
   servePage,
 } from "../helpers/browser-page.js";
+import { assertEventsMessage } from "../helpers/events-schema.js";
+import { openEventStream } from "../helpers/events-server.js";
 import { legacyCall, openSession } from "../helpers/legacy.js";
 import {
   call,
@@ -24,11 +27,14 @@ import {
 } from "../helpers/modern.js";
 import { buildNextApp, type NextApp, startNextApp } from "../helpers/next-app.js";
 import { freePort } from "../helpers/redis-server.js";
+import { assertServerCard } from "../helpers/server-card-schema.js";
 import { assertModernMessage } from "../helpers/spec.js";
 import { SseReader } from "../helpers/stream.js";
 
 const APP_DIR = fileURLToPath(new URL("../../examples/nextjs/", import.meta.url));
-const ENV = { MCP_SECRET: "next-test-secret" };
+/** The Standard Webhooks secret `app/events/hooks` verifies deliveries with. */
+const WEBHOOK_SECRET = `whsec_${Buffer.from("next-events-receiver-test-secret").toString("base64")}`;
+const ENV = { MCP_SECRET: "next-test-secret", WEBHOOK_SECRET };
 const NOTE_SCOPES = 'scope="notes:read notes:write"';
 /** A page's origin on loopback: the routes' default `allowedOrigins` admit it (the app is on loopback). */
 const PAGE_ORIGIN = "http://localhost:5173";
@@ -370,6 +376,41 @@ describe("the readiness route of examples/nextjs", () => {
     const response = await fetch(`${app.origin}/healthz`);
     expect(response.status).toBe(200);
     expect(await response.json()).toEqual({ ready: true, draining: false, store: "up" });
+  });
+});
+
+describe("the Server Card of examples/nextjs (app/mcp/server-card, app/.well-known)", () => {
+  const card = "/mcp/server-card";
+  it("should serve the card of /mcp, valid, with a strong ETag, 304, HEAD and a preflight", async () => {
+    const response = await fetch(app.origin + card);
+    expect(response.status).toBe(200);
+    expect(response.headers.get("content-type")).toBe("application/mcp-server-card+json");
+    const body = await response.json();
+    assertServerCard(body);
+    expect(body.remotes).toEqual([
+      expect.objectContaining({ type: "streamable-http", url: `${app.origin}/mcp` }),
+    ]);
+    const etag = response.headers.get("etag")!;
+    const revalidated = await fetch(app.origin + card, { headers: { "if-none-match": etag } });
+    expect(revalidated.status).toBe(304);
+    const head = await fetch(app.origin + card, { method: "HEAD" });
+    expect([head.status, head.headers.get("etag"), await head.text()]).toEqual([200, etag, ""]);
+    const preflight = await fetch(app.origin + card, {
+      method: "OPTIONS",
+      headers: { origin: "https://elsewhere.example", "access-control-request-method": "GET" },
+    });
+    expect(preflight.status).toBe(204);
+    expect(preflight.headers.get("access-control-allow-origin")).toBe("*");
+  });
+
+  it("should point the AI Catalog at it, and serve it at the older well-known path", async () => {
+    const catalog = await (await fetch(`${app.origin}/.well-known/ai-catalog.json`)).json();
+    expect(catalog.entries).toEqual([
+      expect.objectContaining({ url: app.origin + card, type: "application/mcp-server-card+json" }),
+    ]);
+    const alias = await fetch(`${app.origin}/.well-known/mcp/server-card.json`);
+    expect(alias.headers.get("content-type")).toBe("application/json");
+    expect(await alias.text()).toBe(await (await fetch(app.origin + card)).text());
   });
 });
 
@@ -734,5 +775,145 @@ describe("a page on another origin in Chromium against examples/nextjs", () => {
     // The DELETE that ended it was answered: it named the session, read from the header.
     expect(captured.at(-1)).toMatchObject({ httpMethod: "DELETE", status: 200 });
     assertCapturedMessages(captured);
+  });
+});
+
+describe("Events on examples/nextjs (next start, /events/mcp and its receiver /events/hooks)", () => {
+  const send: Send = (request) => viaUrl(`${app.origin}/events/mcp`)(request);
+  const SUBSCRIPTION = "io.modelcontextprotocol/subscriptionId";
+
+  /** One events request through the route, checked by the modern schema and the events schema. */
+  async function events(method: string, params: Record<string, unknown> = {}) {
+    const exchange = await call(send, method, params);
+    expect(exchange.status).toBe(200);
+    assertEventsMessage(exchange.response, method);
+    return exchange;
+  }
+
+  /** Emits note.created through the route's tool; resolves to the emit's eventId and cursor. */
+  async function emitNote(id: string, text: string) {
+    const { status, result } = await call(send, "tools/call", {
+      name: "emit_note",
+      arguments: { id, text },
+    });
+    expect(status).toBe(200);
+    expect(result.isError).toBeUndefined();
+    return result.structuredContent as { eventId: string; cursor: string };
+  }
+
+  it("should declare the extension in server/discover and list note.created, schema-valid", async () => {
+    const discover = await call(send, "server/discover");
+    expect(discover.status).toBe(200);
+    expect(discover.result.capabilities).toMatchObject({
+      extensions: { "io.modelcontextprotocol/events": { listChanged: true } },
+    });
+    const { result } = await events("events/list");
+    expect(result.resultType).toBe("complete");
+    expect(result.events).toEqual([
+      expect.objectContaining({
+        name: "note.created",
+        description: "A note was created",
+        delivery: ["poll", "push"],
+        payloadSchema: expect.objectContaining({ required: ["id", "text"] }),
+      }),
+    ]);
+  });
+
+  it("should poll from now on a null cursor, then return the tool's emits in order with their cursors", async () => {
+    const first = await events("events/poll", { name: "note.created", cursor: null });
+    expect(first.result).toMatchObject({ events: [], truncated: false, hasMore: false });
+    const emitted = [await emitNote("p1", "first"), await emitNote("p2", "second")];
+    const second = await events("events/poll", {
+      name: "note.created",
+      cursor: first.result.cursor,
+    });
+    expect(second.result).toMatchObject({ truncated: false, hasMore: false });
+    const occurrence = (id: string, text: string, index: number) =>
+      expect.objectContaining({
+        name: "note.created",
+        eventId: emitted[index]!.eventId,
+        data: { id, text },
+      });
+    expect(second.result.events).toEqual([
+      occurrence("p1", "first", 0),
+      occurrence("p2", "second", 1),
+    ]);
+    // The poll's cursor is after the last one, and each emit's cursor is the position after it.
+    expect(second.result.cursor).toBe(emitted[1]!.cursor);
+    const after = await events("events/poll", { name: "note.created", cursor: emitted[0]!.cursor });
+    expect(after.result.events).toEqual([occurrence("p2", "second", 1)]);
+    expect(after.result.cursor).toBe(emitted[1]!.cursor);
+  });
+
+  it("should push over the route's SSE response: active, then the occurrence a tool call emits", async () => {
+    // openEventStream checks every message against the modern and the events schemas.
+    const stream = await openEventStream(fetch, `${app.origin}/events/mcp`, {
+      name: "note.created",
+    });
+    try {
+      expect(stream.status).toBe(200);
+      expect(stream.headers.get("content-type")).toBe("text/event-stream");
+      const active = await stream.next(10_000);
+      expect(active).toMatchObject({
+        method: "notifications/events/active",
+        params: { truncated: false, cursor: expect.any(String) },
+      });
+      const { eventId, cursor } = await emitNote("s1", "pushed");
+      const event = await stream.next(10_000);
+      expect(event).toMatchObject({
+        method: "notifications/events/event",
+        params: { name: "note.created", eventId, cursor, data: { id: "s1", text: "pushed" } },
+      });
+      const meta = (event!.params as { _meta: Record<string, unknown> })._meta;
+      expect(meta[SUBSCRIPTION]).toBe(stream.id);
+      expect(stream.ended).toBe(false);
+    } finally {
+      await stream.cancel();
+    }
+  });
+
+  it("should accept a delivery signed with the subscription's secret and refuse a tampered one with 401", async () => {
+    // A real occurrence of the route, delivered as a webhook would carry it.
+    const start = await events("events/poll", { name: "note.created", cursor: null });
+    const { eventId } = await emitNote("w1", "by webhook");
+    const polled = await events("events/poll", {
+      name: "note.created",
+      cursor: start.result.cursor,
+    });
+    const [occurrence] = polled.result.events as Record<string, unknown>[];
+    expect(occurrence?.eventId).toBe(eventId);
+    const deliver = (body: string, signedBody = body, id = "sub-next-1") => {
+      const at = new Date();
+      const signature = new Webhook(WEBHOOK_SECRET).sign(eventId, at, signedBody);
+      return fetch(`${app.origin}/events/hooks`, {
+        method: "POST",
+        headers: {
+          "content-type": "application/json",
+          "webhook-id": eventId,
+          "webhook-timestamp": String(Math.floor(at.getTime() / 1000)),
+          "webhook-signature": signature,
+          "x-mcp-subscription-id": id,
+        },
+        body,
+      });
+    };
+    const received = async () =>
+      ((await (await fetch(`${app.origin}/events/hooks`)).json()) as { received: unknown[] })
+        .received;
+
+    const body = JSON.stringify(occurrence);
+    const tampered = body.replace("by webhook", "by someone else");
+    expect(tampered).not.toBe(body);
+    const refused = await deliver(tampered, body, "sub-next-tampered");
+    expect(refused.status).toBe(401);
+    expect(await received()).toEqual([]);
+
+    const accepted = await deliver(body);
+    expect(accepted.status).toBe(204);
+    const kept = { ...occurrence, subscriptionId: "sub-next-1" };
+    expect(await received()).toEqual([kept]);
+    // A repeat of the same webhook-id is acknowledged and not handed on again.
+    expect((await deliver(body)).status).toBe(204);
+    expect(await received()).toEqual([kept]);
   });
 });

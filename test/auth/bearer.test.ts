@@ -1,7 +1,10 @@
-import { describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { bearerAuth, InvalidTokenError } from "../../src/auth/index.js";
+import type { McpAuth } from "../../src/auth/types.js";
 import { type AuthInfo, createMcpHandler, McpServer } from "../../src/index.js";
+import { legacyCall, openSession } from "../helpers/legacy.js";
 import { call, viaFetch, withBearer } from "../helpers/modern.js";
+import { type Mounted, mount } from "../helpers/transports.js";
 
 const AS = "https://auth.example.com";
 const TOKENS: Record<string, AuthInfo> = {
@@ -140,5 +143,78 @@ describe("bearerAuth around a verify function (opaque tokens, introspection)", (
     expect(() =>
       bearerAuth({ authorizationServers: [AS], scopesSupported: ['bad"scope'], verify }),
     ).toThrow(/Invalid scope/);
+  });
+});
+
+describe.each(["node", "express"] as const)(
+  "bearerAuth principals without a subject (%s)",
+  (transport) => {
+    const errors: unknown[] = [];
+    let mounted: Mounted;
+    beforeAll(async () => {
+      // Client-credentials introspection: a client id, no subject; "anonymous" names neither.
+      const auth = bearerAuth({
+        authorizationServers: [AS],
+        verify: (token) =>
+          token === "anonymous"
+            ? { issuer: AS, scopes: [] }
+            : { issuer: AS, clientId: token, scopes: [] },
+      });
+      mounted = await mount(
+        transport,
+        createMcpHandler(server(), { auth, onError: (error) => errors.push(error) }),
+      );
+    });
+    afterAll(() => mounted.close());
+
+    it("should make the client id the subject, so one client cannot use another's session", async () => {
+      const clientA = withBearer(mounted.send, "client-a");
+      const clientB = withBearer(mounted.send, "client-b");
+      const session = await openSession(clientA);
+      const stolen = await legacyCall(clientB, session, "tools/list");
+      const unknown = await legacyCall(clientB, "no-such-session", "tools/list");
+      expect(stolen.status).toBe(404);
+      expect(stolen.error).toEqual(unknown.error);
+      const own = await legacyCall(clientA, session, "tools/call", {
+        name: "whoami",
+        arguments: {},
+      });
+      expect(own.status).toBe(200);
+      expect(own.result?.structuredContent).toEqual({ subject: "client-a", token: null });
+    });
+
+    it("should answer 401 invalid_token to a token whose principal names no subject and no client", async () => {
+      const exchange = await call(withBearer(mounted.send, "anonymous"), "tools/list");
+      expect(exchange.status).toBe(401);
+      expect(exchange.headers.get("www-authenticate")).toContain(
+        'error="invalid_token", error_description="The access token names no subject or client"',
+      );
+    });
+  },
+);
+
+describe("an auth layer of the app's own whose principal names nobody", () => {
+  it("should answer 500 and report it, rather than bind every caller to one principal", async () => {
+    const errors: unknown[] = [];
+    const auth: McpAuth = {
+      resource: undefined,
+      requiredScopes: [],
+      challengeScopes: [],
+      hideUnauthorized: false,
+      verify: async () => ({ valid: true, auth: { issuer: AS, scopes: [] } }),
+      metadata: (resource) => ({ resource, authorization_servers: [AS] }),
+    };
+    const mounted = await mount(
+      "node",
+      createMcpHandler(server(), { auth, onError: (error) => errors.push(error) }),
+    );
+    try {
+      const exchange = await call(withBearer(mounted.send, "anything"), "tools/list");
+      expect(exchange.status).toBe(500);
+      expect(exchange.error?.code).toBe(-32603);
+      expect(String(errors[0])).toMatch(/no subject and no clientId/);
+    } finally {
+      await mounted.close();
+    }
   });
 });

@@ -58,6 +58,8 @@ describe("an MCP App in a real host (Chromium, ext-apps' AppBridge, our client)"
         () => "blocked",
       );
     const frame = page.frames().find((candidate) => candidate !== page.mainFrame())!;
+    // The sandbox holds: without allow-same-origin the view's origin is opaque.
+    expect(await frame.evaluate(() => window.origin)).toBe("null");
     expect(await frame.evaluate(probe, host.url)).toBe("blocked");
     expect(await page.evaluate(probe, host.url)).toBe("fetched");
 

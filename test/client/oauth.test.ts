@@ -222,7 +222,7 @@ describe("tokens stay with the server they are for", () => {
     const { client_id: clientId } = (await registered.json()) as { client_id: string };
     const auth: OAuthOptions = {
       ...options,
-      client: { clientId, clientSecret: "very-secret-client-secret" },
+      client: { clientId, clientSecret: "very-secret-client-secret", issuer: issuer.url },
     };
     const failure = await McpClient.connect(mcpUrl, { auth }).catch((error: unknown) => error);
     expect(failure).toBeInstanceOf(Error);

@@ -63,6 +63,10 @@ async function listen(url: string, id: string): Promise<OpenStream> {
   return stream;
 }
 
+// One Redis node only, unlike the other fleet suites: these cases stop the one node the processes
+// share (a whole-Redis outage) and start it back empty. On a Redis Cluster, losing one master is a
+// failover that its replica absorbs (test/cluster/failover.test.ts), and moving a slot is a
+// reshard (test/cluster/resharding.test.ts); an outage of every node is this suite's case again.
 describe("failures across processes (Redis store, round-robin proxy)", () => {
   let cluster: Cluster;
   /** Sends through the proxy. */

@@ -87,3 +87,53 @@ describe("a rate limit shared by three processes (Redis store, round-robin proxy
     expect(spent).toBe(BUDGET);
   });
 });
+
+// Batched: each process spends from a share of the budget and settles with Redis in batches.
+// Windows are aligned to the clock, so a day-long one: the test never straddles one's end.
+const SHARE = 4;
+describe.each(["standalone", "cluster"] as const)(
+  "a batched rate limit shared by three processes, Redis %s",
+  (topology) => {
+    let cluster: Cluster;
+    let proxy: Send;
+
+    beforeAll(async () => {
+      cluster = await startCluster({
+        server: {
+          ...RATE_LIMIT_SERVER,
+          env: {
+            RATE_POINTS: String(BUDGET),
+            RATE_SHARE: String(SHARE),
+            RATE_WINDOW_MS: "86400000",
+          },
+        },
+        topology,
+      });
+      proxy = viaUrl(cluster.url);
+    }, 120_000);
+    afterAll(async () => {
+      await cluster?.stop();
+    });
+
+    it("should hold one budget within the documented slack: at most 3 × share over it", async () => {
+      const dan = withBearer(proxy, "dan");
+      const outcomes: Outcome[] = [];
+      // Eight at a time until every process has refused: each knows the budget is spent.
+      while (new Set(outcomes.filter((o) => o.status === 429).map((o) => o.backend)).size < 3) {
+        const wave = Array.from({ length: 8 }, async () => {
+          const answer = await call(dan, "tools/call", { name: "cheap", arguments: {} });
+          return { cost: 1, status: answer.status, backend: servedBy(answer) };
+        });
+        outcomes.push(...(await Promise.all(wave)));
+      }
+      expect(outcomes.every((outcome) => [200, 429].includes(outcome.status))).toBe(true);
+      const accepted = outcomes.filter((outcome) => outcome.status === 200).length;
+      const overshoot = accepted - BUDGET;
+      console.log(
+        `batched, ${topology}: ${accepted} accepted of a ${BUDGET} budget, overshoot ${overshoot} (slack ${3 * SHARE})`,
+      );
+      expect(accepted).toBeGreaterThanOrEqual(BUDGET);
+      expect(overshoot).toBeLessThanOrEqual(3 * SHARE);
+    });
+  },
+);

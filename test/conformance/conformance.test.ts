@@ -1,6 +1,6 @@
 import { rm } from "node:fs/promises";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type Cluster, startCluster } from "../helpers/cluster.js";
+import { type Cluster, type RedisTopology, startCluster } from "../helpers/cluster.js";
 import {
   CONFORMANCE_CLUSTER_SERVER,
   type ConformanceCheck,
@@ -152,30 +152,38 @@ describe("one process", () => {
   );
 });
 
-// The legacy and tasks suites again, through three processes on one Redis behind a round-robin proxy that
-// forwards Host untouched: every request of a session may land on another process.
-describe("three processes (Redis store, round-robin proxy)", () => {
-  let cluster: Cluster | undefined;
-  beforeAll(async () => {
-    cluster = await startCluster({ processes: 3, server: CONFORMANCE_CLUSTER_SERVER });
-  }, 90_000);
-  afterAll(async () => {
-    await cluster?.stop();
-  });
-  describeSuites(
-    [...LEGACY_SUITES, ...TASKS_SUITES, ...SKILLS_SUITES],
-    "three processes",
-    () => cluster!.url,
-  );
+// The legacy and tasks suites again, through three processes on one Redis and on a Redis Cluster,
+// behind a round-robin proxy that forwards Host untouched: every request of a session may land
+// on another process.
+describe.each<RedisTopology>(["standalone", "cluster"])(
+  "three processes (Redis store, %s, round-robin proxy)",
+  (topology) => {
+    let cluster: Cluster | undefined;
+    beforeAll(async () => {
+      cluster = await startCluster({
+        processes: 3,
+        server: CONFORMANCE_CLUSTER_SERVER,
+        topology,
+      });
+    }, 120_000);
+    afterAll(async () => {
+      await cluster?.stop();
+    });
+    describeSuites(
+      [...LEGACY_SUITES, ...TASKS_SUITES, ...SKILLS_SUITES],
+      `three processes, ${topology}`,
+      () => cluster!.url,
+    );
 
-  it("should have served the requests of one session on several processes", () => {
-    const backendsOf = new Map<string, Set<number | undefined>>();
-    for (const { session, backend } of cluster!.proxyLog) {
-      if (session !== undefined)
-        backendsOf.set(session, (backendsOf.get(session) ?? new Set()).add(backend));
-    }
-    const spread = [...backendsOf.values()].filter((backends) => backends.size > 1);
-    expect(spread.length).toBeGreaterThan(backendsOf.size / 2);
-    expect(new Set(cluster!.proxyLog.map((entry) => entry.backend))).toEqual(new Set([0, 1, 2]));
-  });
-});
+    it("should have served the requests of one session on several processes", () => {
+      const backendsOf = new Map<string, Set<number | undefined>>();
+      for (const { session, backend } of cluster!.proxyLog) {
+        if (session !== undefined)
+          backendsOf.set(session, (backendsOf.get(session) ?? new Set()).add(backend));
+      }
+      const spread = [...backendsOf.values()].filter((backends) => backends.size > 1);
+      expect(spread.length).toBeGreaterThan(backendsOf.size / 2);
+      expect(new Set(cluster!.proxyLog.map((entry) => entry.backend))).toEqual(new Set([0, 1, 2]));
+    });
+  },
+);

@@ -58,11 +58,17 @@ export function waitForExit(child: ChildProcess, ms: number): Promise<boolean> {
   });
 }
 
-/** Starts examples/conformance/server.ts on a free port, on this Node, against dist/. */
-export function startConformanceServer(timeoutMs = 30_000): Promise<RunningServer> {
+/**
+ * Starts examples/conformance/server.ts on a free port, on this Node, against dist/, with `env`
+ * added to ours (a Redis to use, say).
+ */
+export function startConformanceServer(
+  timeoutMs = 30_000,
+  env: Record<string, string> = {},
+): Promise<RunningServer> {
   const child = spawn(process.execPath, ["--import", "tsx", "examples/conformance/server.ts"], {
     cwd: ROOT,
-    env: { ...process.env, PORT: "0" },
+    env: { ...process.env, ...env, PORT: "0" },
     stdio: ["ignore", "pipe", "pipe"],
   });
   let output = "";

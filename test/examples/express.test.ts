@@ -2,8 +2,11 @@ import { type ChildProcess, spawn } from "node:child_process";
 import { once } from "node:events";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
-import { legacyHeaders, readLegacy } from "../helpers/legacy.js";
-import { call, modernHeaders, modernMeta, viaUrl } from "../helpers/modern.js";
+import { Cluster } from "ioredis";
+import { Agent, fetch as undiciFetch } from "undici";
+import { startRedisCluster } from "../../examples/shared/redis-cluster.js";
+import { legacyCall, legacyHeaders, openSession, readLegacy } from "../helpers/legacy.js";
+import { call, modernHeaders, modernMeta, type Send, viaUrl } from "../helpers/modern.js";
 import { assertModernMessage } from "../helpers/spec.js";
 import { SseReader } from "../helpers/stream.js";
 
@@ -111,6 +114,52 @@ describe("examples/cluster/server.ts (npm run example:cluster)", () => {
       expect(await stop(example.child)).toBe(0);
     }
   }, 60_000);
+});
+
+describe("examples/cluster/server.ts on a Redis Cluster (REDIS_CLUSTER_NODES)", () => {
+  it("should keep its workers' sessions in the cluster and serve them on every worker", async () => {
+    const redisCluster = await startRedisCluster();
+    const redis = new Cluster(redisCluster.startupNodes);
+    try {
+      const example = await startExample(
+        "examples/cluster/server.ts",
+        /workers serving (http:\/\/\S+\/mcp)[\s\S]*-d '/,
+        { WORKERS: "2", REDIS_CLUSTER_NODES: redisCluster.spec },
+      );
+      try {
+        expect(example.output()).toContain("sharing a Redis Cluster");
+        // A new connection per request: node:cluster deals connections out round-robin.
+        const send: Send = async (request) => {
+          const dispatcher = new Agent();
+          try {
+            const response = await undiciFetch(example.url, { ...request, dispatcher });
+            const headers = new Headers([...response.headers]);
+            return { status: response.status, headers, text: await response.text() };
+          } finally {
+            await dispatcher.close();
+          }
+        };
+        const sessionId = await openSession(send);
+        expect(await redis.exists(`mcp:{s:${sessionId}}:rec`)).toBe(1);
+        const servedBy = new Set<string>();
+        for (let i = 0; i < 6; i++) {
+          const echo = await legacyCall(send, sessionId, "tools/call", {
+            name: "echo",
+            arguments: { text: `hi ${i}` },
+          });
+          expect(echo.status).toBe(200);
+          expect(echo.result.content).toEqual([{ type: "text", text: `hi ${i}` }]);
+          servedBy.add(echo.headers.get("x-served-by") ?? "");
+        }
+        expect(servedBy.size).toBe(2);
+      } finally {
+        expect(await stop(example.child)).toBe(0);
+      }
+    } finally {
+      redis.disconnect();
+      await redisCluster.close();
+    }
+  }, 90_000);
 });
 
 describe("examples/express/server.ts on SIGTERM (a rolling deploy)", () => {

@@ -2,23 +2,21 @@ import { once } from "node:events";
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import express from "express";
-import { Redis } from "ioredis";
 import { redisStore } from "../../src/store/redis.js";
 import { createLoginHandler, mountCookieLogin } from "./cookie-login.js";
+import { redisFromEnv } from "./redis-from-env.js";
 
 // One backend of test/cluster/app-login.test.ts: the cookie-login Express app
-// (test/helpers/cookie-login.ts) on the Redis store, as its own process. Env: REDIS_URL and
+// (test/helpers/cookie-login.ts) on the Redis store, as its own process. Env: REDIS_URL (or
+// REDIS_CLUSTER_NODES) and
 // COOKIE_SECRET (required; every backend gets the same, so each verifies any backend's cookie),
 // PORT (0 picks one). Prints `listening <port>` once ready.
 
-const { REDIS_URL: redisUrl, COOKIE_SECRET: cookieSecret } = process.env;
-if (!redisUrl) throw new Error("cluster-login-server: REDIS_URL is required");
+const { COOKIE_SECRET: cookieSecret } = process.env;
 if (!cookieSecret) throw new Error("cluster-login-server: COOKIE_SECRET is required");
 
 // As in cluster-server.ts: fail fast while Redis is down, and wait until it is ready.
-const redis = new Redis(redisUrl, { maxRetriesPerRequest: 1, enableOfflineQueue: false });
-redis.on("error", () => undefined);
-if (redis.status !== "ready") await once(redis, "ready");
+const redis = await redisFromEnv("cluster-login-server");
 const store = redisStore({ redis });
 const mcp = createLoginHandler({ store, singleUseState: true });
 

@@ -1,17 +1,14 @@
 import { once } from "node:events";
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
-import { Redis } from "ioredis";
 import { toNodeHandler } from "../../src/adapters/node.js";
 import { createMcpHandler } from "../../src/index.js";
 import { redisStore } from "../../src/store/redis.js";
 import { createFixtureServer } from "./fixture-server.js";
+import { redisFromEnv } from "./redis-from-env.js";
 
 // One backend of test/helpers/cluster.ts: the fixture server on the Redis store, as its own
-// process. Env: REDIS_URL (required), PORT (0 picks one). Prints `listening <port>` once ready.
-
-const redisUrl = process.env.REDIS_URL;
-if (!redisUrl) throw new Error("cluster-server: REDIS_URL is required");
+// process. Env: REDIS_URL or REDIS_CLUSTER_NODES (one is required), PORT (0 picks one). Prints `listening <port>` once ready.
 
 const server = createFixtureServer();
 server.tool({ name: "whoami" }, () => ({ pid: process.pid }));
@@ -85,13 +82,7 @@ server.tool(
   },
 );
 
-// Fail fast while Redis is down. maxRetriesPerRequest alone is not enough: ioredis 6 backs off
-// up to 5 s between reconnections, so a queued command could still wait ~10 s for its second
-// attempt; without the offline queue a command fails at once while disconnected.
-const redis = new Redis(redisUrl, { maxRetriesPerRequest: 1, enableOfflineQueue: false });
-redis.on("error", () => undefined);
-// Without the offline queue, commands sent before the connection is ready would fail too.
-if (redis.status !== "ready") await once(redis, "ready");
+const redis = await redisFromEnv("cluster-server");
 const store = redisStore({ redis });
 const mcp = createMcpHandler(server, {
   secret: "cluster",

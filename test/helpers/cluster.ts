@@ -11,6 +11,7 @@ import {
 import type { AddressInfo } from "node:net";
 import { pipeline } from "node:stream";
 import { fileURLToPath } from "node:url";
+import { type RedisCluster, startRedisCluster } from "../../examples/shared/redis-cluster.js";
 import { type RedisServer, startRedisServer } from "./redis-server.js";
 import { SseReader } from "./stream.js";
 
@@ -21,7 +22,10 @@ const EXIT_WITH_PARENT = fileURLToPath(new URL("./exit-with-parent.ts", import.m
 export interface ClusterServer {
   /** The script, run with `node --import tsx` from the repository root. */
   script: string;
-  /** Extra environment; `REDIS_URL` (the cluster's Redis) and `PORT=0` are always set. */
+  /**
+   * Extra environment; `PORT=0` and the cluster's Redis (`REDIS_URL`, or `REDIS_CLUSTER_NODES` on
+   * a Redis Cluster) are always set.
+   */
   env?: Record<string, string>;
   /** Extra Node options before the script (a benchmark's `--cpu-prof`). */
   execArgv?: string[];
@@ -93,7 +97,10 @@ export interface Cluster {
   /** The proxy's endpoint, `http://127.0.0.1:<port>/mcp`. */
   readonly url: string;
   readonly backends: readonly Backend[];
+  /** The one Redis node the processes share (topology `"standalone"`). */
   readonly redis: RedisServer;
+  /** The Redis Cluster the processes share (topology `"cluster"`). */
+  readonly redisCluster: RedisCluster | undefined;
   /** Every request the proxy received, in arrival order. */
   readonly proxyLog: ProxyLogEntry[];
   /** Stops the proxy, every server process (its whole process group) and Redis. */
@@ -108,7 +115,15 @@ export interface ClusterOptions {
   server?: ClusterServer;
   /** Longest wait for one process to print its port. @default 30_000 */
   startTimeoutMs?: number;
+  /**
+   * What the processes share: one Redis node, or a Redis Cluster of three masters with a replica
+   * each (examples/shared/redis-cluster.ts). @default "standalone"
+   */
+  topology?: RedisTopology;
 }
+
+/** The Redis a cluster of processes shares. */
+export type RedisTopology = "standalone" | "cluster";
 
 /** Running process groups, killed synchronously if the test process exits without stop(). */
 const groups = new Set<number>();
@@ -173,7 +188,7 @@ function guardRedis(port: number): ChildProcess {
 /** Spawns one server process in its own process group; resolves once it listens. */
 async function spawnServer(
   server: ClusterServer,
-  redisUrl: string,
+  redisEnv: Record<string, string>,
   timeoutMs: number,
 ): Promise<{ child: ChildProcess; port: number }> {
   const child = spawn(
@@ -181,7 +196,7 @@ async function spawnServer(
     [...(server.execArgv ?? []), "--import", "tsx", "--import", EXIT_WITH_PARENT, server.script],
     {
       cwd: ROOT,
-      env: { ...process.env, ...server.env, REDIS_URL: redisUrl, PORT: "0" },
+      env: { ...process.env, ...server.env, ...redisEnv, PORT: "0" },
       // stdin stays open: the server exits when it closes (exit-with-parent.ts), so it never
       // outlives us.
       stdio: ["pipe", "pipe", "pipe"],
@@ -216,7 +231,15 @@ async function spawnServer(
         reject(new Error(`exited (${code ?? signal}) before listening`));
       });
     });
-    // Drain the pipes from now on, so a chatty server never blocks on a full pipe.
+    // Drain the pipes from now on, so a chatty server never blocks on a full pipe. With
+    // CLUSTER_LOG_DIR set (when chasing a failure), each process's output goes to <pid>.log there.
+    if (process.env.CLUSTER_LOG_DIR) {
+      const { createWriteStream } = await import("node:fs");
+      const file = createWriteStream(`${process.env.CLUSTER_LOG_DIR}/${child.pid}.log`);
+      file.write(output);
+      child.stdout?.pipe(file);
+      child.stderr?.pipe(file);
+    }
     child.stdout?.resume();
     child.stderr?.resume();
     return { child, port };
@@ -227,7 +250,12 @@ async function spawnServer(
   }
 }
 
-function createBackend(index: number, server: ClusterServer, redisUrl: string, timeoutMs: number) {
+function createBackend(
+  index: number,
+  server: ClusterServer,
+  redisEnv: Record<string, string>,
+  timeoutMs: number,
+) {
   let child: ChildProcess | undefined;
   let port = 0;
   let alive = false;
@@ -246,7 +274,7 @@ function createBackend(index: number, server: ClusterServer, redisUrl: string, t
       return alive;
     },
     async start() {
-      ({ child, port } = await spawnServer(server, redisUrl, timeoutMs));
+      ({ child, port } = await spawnServer(server, redisEnv, timeoutMs));
       alive = true;
     },
     async kill() {
@@ -369,18 +397,26 @@ async function startProxy(backends: readonly InternalBackend[], log: ProxyLogEnt
 }
 
 /**
- * Starts a private Redis, `processes` servers sharing it (test/helpers/cluster-server.ts unless
- * `server` says otherwise; each its own process group), and a round-robin proxy in front of them.
+ * Starts a private Redis (one node, or a Redis Cluster), `processes` servers sharing it
+ * (test/helpers/cluster-server.ts unless `server` says otherwise; each its own process group),
+ * and a round-robin proxy in front of them.
  */
 export async function startCluster(options: ClusterOptions = {}): Promise<Cluster> {
   const count = options.processes ?? 3;
-  const redis = await startRedisServer();
-  const guard = guardRedis(redis.port);
+  const onCluster = options.topology === "cluster";
+  const redisCluster = onCluster ? await startRedisCluster() : undefined;
+  const redis = onCluster ? undefined : await startRedisServer();
+  const guards = (redisCluster?.nodes ?? (redis ? [redis] : [])).map((node) =>
+    guardRedis(node.port),
+  );
+  const redisEnv: Record<string, string> = redisCluster
+    ? { REDIS_CLUSTER_NODES: redisCluster.spec }
+    : { REDIS_URL: redis!.url };
   const backends = Array.from({ length: count }, (_, index) =>
     createBackend(
       index,
       options.server ?? FIXTURE_SERVER,
-      redis.url,
+      redisEnv,
       options.startTimeoutMs ?? 30_000,
     ),
   );
@@ -388,8 +424,9 @@ export async function startCluster(options: ClusterOptions = {}): Promise<Cluste
   const stop = async () => {
     await proxy?.close();
     await Promise.all(backends.map((backend) => backend.stop()));
-    await redis.close();
-    await endGroup(guard, 0);
+    await redis?.close();
+    await redisCluster?.close();
+    for (const guard of guards) await endGroup(guard, 0);
   };
   try {
     const started = await Promise.allSettled(backends.map((backend) => backend.start()));
@@ -397,7 +434,20 @@ export async function startCluster(options: ClusterOptions = {}): Promise<Cluste
     if (failed) throw failed.reason;
     const log: ProxyLogEntry[] = [];
     proxy = await startProxy(backends, log);
-    return { url: proxy.url, backends, redis, proxyLog: log, stop };
+    const standalone = () => {
+      if (!redis) throw new Error("this cluster of processes shares a Redis Cluster, not one node");
+      return redis;
+    };
+    return {
+      url: proxy.url,
+      backends,
+      get redis() {
+        return standalone();
+      },
+      redisCluster,
+      proxyLog: log,
+      stop,
+    };
   } catch (error) {
     await stop();
     throw error;

@@ -1,26 +1,22 @@
 import { once } from "node:events";
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
-import { Redis } from "ioredis";
 import { toNodeHandler } from "../../src/adapters/node.js";
 import { bearerAuth } from "../../src/auth/index.js";
 import { createMcpHandler, McpServer } from "../../src/index.js";
 import { redisStore } from "../../src/store/redis.js";
+import { redisFromEnv } from "./redis-from-env.js";
 
 // One backend of test/cluster/rate-limit.test.ts: a rate-limited endpoint on the Redis store,
 // whose callers are told apart by their bearer token (the token is the subject). Env: REDIS_URL
-// (required), PORT, RATE_POINTS (the budget per minute). Prints `listening <port>` once ready.
-
-const redisUrl = process.env.REDIS_URL;
-if (!redisUrl) throw new Error("rate-limit-cluster-server: REDIS_URL is required");
+// (required), PORT, RATE_POINTS (the budget per window), RATE_WINDOW_MS (default a minute),
+// RATE_SHARE (rateLimit.share: batched; default 0, exact). Prints `listening <port>` once ready.
 
 const server = new McpServer({ name: "rate-limited", version: "1.0.0" });
 server.tool({ name: "cheap" }, () => ({ pid: process.pid }));
 server.tool({ name: "expensive" }, () => ({ pid: process.pid }));
 
-const redis = new Redis(redisUrl, { maxRetriesPerRequest: 1, enableOfflineQueue: false });
-redis.on("error", () => undefined);
-if (redis.status !== "ready") await once(redis, "ready");
+const redis = await redisFromEnv("rate-limit-cluster-server");
 const mcp = createMcpHandler(server, {
   store: redisStore({ redis }),
   auth: bearerAuth({
@@ -29,6 +25,8 @@ const mcp = createMcpHandler(server, {
   }),
   rateLimit: {
     points: Number(process.env.RATE_POINTS ?? 30),
+    windowMs: Number(process.env.RATE_WINDOW_MS ?? 60_000),
+    share: Number(process.env.RATE_SHARE ?? 0),
     cost: { tools: { expensive: 3 } },
   },
 });

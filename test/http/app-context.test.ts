@@ -1,4 +1,5 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from "vitest";
+import { appAuth } from "../../src/auth/index.js";
 import type { RequestInfo } from "../../src/index.js";
 import {
   type App,
@@ -214,3 +215,48 @@ describe.each(TRANSPORTS)("the app's context behind a trusted proxy (%s)", (tran
     expect(legacy.result.structuredContent).toMatchObject({ user: "bob" });
   });
 });
+
+describe.each(["node", "express"] as const)(
+  "the app's context on an endpoint without auth (%s)",
+  (transport) => {
+    const opened: AppMounted[] = [];
+    const mountAs = async (options: Parameters<typeof mountWithContext>[1]) => {
+      const mounted = await mountWithContext(transport, options);
+      opened.push(mounted);
+      return mounted;
+    };
+    afterEach(async () => {
+      vi.restoreAllMocks();
+      await Promise.all(opened.splice(0).map((mounted) => mounted.close()));
+    });
+    const twice = async (send: Send) => {
+      for (const user of ["ada", "bob"])
+        expect((await call(send, "tools/list", {}, { headers: as(user) })).status).toBe(200);
+    };
+
+    it("should warn once, through onError, that sessions, tasks and requestState are bound to nobody", async () => {
+      const errors: unknown[] = [];
+      const mounted = await mountAs({ onError: (error) => errors.push(error) });
+      await twice(mounted.send);
+      expect(errors.map(String)).toEqual([expect.stringMatching(/no auth.*appAuth/)]);
+    });
+
+    it("should warn once on the console when the app has no onError", async () => {
+      const warn = vi.spyOn(console, "warn").mockImplementation(() => {});
+      const mounted = await mountAs({});
+      await twice(mounted.send);
+      expect(warn).toHaveBeenCalledTimes(1);
+      expect(String(warn.mock.calls[0]?.[0])).toMatch(/bound to no user/);
+    });
+
+    it("should not warn when auth binds them to the app's user", async () => {
+      const errors: unknown[] = [];
+      const mounted = await mountAs({
+        auth: appAuth<App>((_req, app) => (app.user ? { subject: app.user } : undefined)),
+        onError: (error) => errors.push(error),
+      });
+      await twice(mounted.send);
+      expect(errors).toEqual([]);
+    });
+  },
+);

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { onClientGone } from "../../src/http/client-gone.js";
+import { onClientGone } from "../../src/http/streams/client-gone.js";
 import type { McpHttpRequest } from "../../src/http/types.js";
 
 // What a streamed answer and a modern call use to hear of their client leaving: the host's

@@ -346,10 +346,19 @@ describe("CORS options (fetch)", () => {
     expect((await preflight(send, EVIL)).headers.get("access-control-allow-origin")).toBe("*");
   });
 
-  it("should refuse credentials with allowedOrigins * when the endpoint is created", () => {
+  it("should refuse credentials with allowedOrigins * or none when the endpoint is created", () => {
     expect(() =>
       createMcpHandler(createFixtureServer(), { allowedOrigins: "*", cors: { credentials: true } }),
     ).toThrow(/cors.credentials/);
+    expect(() => createMcpHandler(createFixtureServer(), { cors: { credentials: true } })).toThrow(
+      /cors.credentials needs allowedOrigins/,
+    );
+    expect(() =>
+      createMcpHandler(createFixtureServer(), {
+        allowedOrigins: (origin) => origin === PAGE,
+        cors: { credentials: true },
+      }),
+    ).not.toThrow();
     expect(() => createMcpHandler(createFixtureServer(), { cors: { maxAge: -1 } })).toThrow(
       /maxAge/,
     );

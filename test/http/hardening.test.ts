@@ -341,7 +341,6 @@ function stdioPipes() {
 }
 
 describe("deeply nested input over stdio", () => {
-
   it("should answer params with -32602 and keep serving", async () => {
     const { input, running, lines } = stdioPipes();
     const meta = JSON.stringify(modernMeta());

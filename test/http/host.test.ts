@@ -1,5 +1,9 @@
-import { request } from "node:http";
+import { createServer, request, type Server } from "node:http";
+import type { AddressInfo } from "node:net";
+import express from "express";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { toExpress } from "../../src/adapters/express.js";
+import { toNodeHandler } from "../../src/adapters/node.js";
 import { jwtAuth } from "../../src/auth/index.js";
 import { createMcpHandler } from "../../src/index.js";
 import { createFixtureServer } from "../helpers/fixture-server.js";
@@ -136,6 +140,7 @@ describe.each(["node", "express"] as const)("behind a reverse proxy (%s)", (tran
     const mcp = createMcpHandler(createFixtureServer(), {
       secret: "s",
       trustProxy: true,
+      allowedHosts: ["mcp.example.com"],
       auth: jwtAuth({ issuer: "https://auth.example.com", secret: "k".repeat(32) }),
     });
     const behind = await mount(transport, mcp);
@@ -162,3 +167,76 @@ describe.each(["node", "express"] as const)("behind a reverse proxy (%s)", (tran
     expect(JSON.parse(forged.body).error.message).toMatch(/^Host not allowed/);
   });
 });
+
+describe.each(["node", "express"] as const)(
+  "a dual-stack socket reached on 127.0.0.2 (%s)",
+  (transport) => {
+    let server: Server;
+    let url: string;
+    beforeAll(async () => {
+      const mcp = createMcpHandler(createFixtureServer(), { secret: "s" });
+      const app = express();
+      app.use("/mcp", toExpress(mcp));
+      server = createServer(transport === "node" ? toNodeHandler(mcp) : app);
+      // No host: Node's and Express's default, a dual-stack socket whose local address for a
+      // connection to 127.0.0.2 is ::ffff:127.0.0.2.
+      await new Promise<void>((resolve) => server.listen(0, resolve));
+      url = `http://127.0.0.2:${(server.address() as AddressInfo).port}/mcp`;
+    });
+    afterAll(async () => {
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    });
+
+    it("should refuse a rebound public Host name with 403, as on 127.0.0.1", async () => {
+      const response = await post(url, { host: "evil.example.com" });
+      expect(response.status).toBe(403);
+      expect(JSON.parse(response.body).error.message).toMatch(/^Host not allowed/);
+    });
+
+    it("should answer a loopback Host name", async () => {
+      const host = new URL(url).host;
+      expect((await post(url, { host })).status).toBe(200);
+      expect((await post(url, { host: `localhost:${new URL(url).port}` })).status).toBe(200);
+    });
+  },
+);
+
+describe.each(["node", "express"] as const)(
+  "trustProxy on a loopback socket without allowedHosts (%s)",
+  (transport) => {
+    let mounted: Mounted;
+    beforeAll(async () => {
+      mounted = await mount(
+        transport,
+        createMcpHandler(createFixtureServer(), { secret: "s", trustProxy: true }),
+      );
+    });
+    afterAll(() => mounted.close());
+
+    it("should still refuse a rebound Host name on a direct connection", async () => {
+      const response = await post(mounted.url, { host: "evil.example.com" });
+      expect(response.status).toBe(403);
+      expect(JSON.parse(response.body).error.message).toMatch(/^Host not allowed/);
+    });
+
+    it("should refuse a public name forwarded to it, which a rebinding page can send too", async () => {
+      const response = await post(mounted.url, {
+        host: "evil.example.com",
+        "x-forwarded-host": "evil.example.com",
+        origin: "http://evil.example.com",
+      });
+      expect(response.status).toBe(403);
+      expect(JSON.parse(response.body).error.message).toMatch(/^Host not allowed/);
+    });
+
+    it("should answer loopback names, forwarded or not, and read the forwarded client address", async () => {
+      const host = new URL(mounted.url).host;
+      expect((await post(mounted.url, { host, "x-forwarded-for": "203.0.113.9" })).status).toBe(
+        200,
+      );
+      const forwarded = { host: "evil.example.com", "x-forwarded-host": `localhost:3000` };
+      expect((await post(mounted.url, forwarded)).status).toBe(200);
+    });
+  },
+);

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { InFlight } from "../../src/http/in-flight.js";
+import { InFlight } from "../../src/http/streams/in-flight.js";
 
 describe("InFlight", () => {
   it("should count each request once, however often it leaves", () => {

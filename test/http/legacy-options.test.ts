@@ -105,7 +105,13 @@ describe("legacy options", () => {
         idleMs: sessions.idleMs,
         update: sessions.update,
         exists: sessions.exists,
+        touch: (id: string) =>
+          down ? Promise.reject(new Error("store down")) : sessions.touch(id),
         delete: sessions.delete,
+        ofClient: sessions.ofClient,
+        markActive: sessions.markActive,
+        unmarkActive: sessions.unmarkActive,
+        activeOwners: sessions.activeOwners,
       },
     };
     const errors: unknown[] = [];

@@ -1,8 +1,15 @@
 import { afterEach, describe, expect, it } from "vitest";
-import { createMcpHandler, type McpHandler } from "../../src/index.js";
+import { bearerAuth } from "../../src/auth/index.js";
+import { createMcpHandler, type McpHandler, McpServer } from "../../src/index.js";
 import { createFixtureServer, type Probe } from "../helpers/fixture-server.js";
-import { legacyHeaders, openSession } from "../helpers/legacy.js";
-import { modernHeaders, modernMeta, viaFetch } from "../helpers/modern.js";
+import { legacyCall, legacyHeaders, openSession } from "../helpers/legacy.js";
+import {
+  modernHeaders,
+  modernMeta,
+  readExchange,
+  viaFetch,
+  withBearer,
+} from "../helpers/modern.js";
 import { assertModernMessage } from "../helpers/spec.js";
 import { SseReader } from "../helpers/stream.js";
 import { type Mounted, mount } from "../helpers/transports.js";
@@ -217,3 +224,87 @@ describe("stream limits", () => {
     await mcp.close();
   });
 });
+
+describe.each(["node", "express"] as const)(
+  "subscriptions/listen and resource scopes (%s)",
+  (transport) => {
+    let mounted: Mounted | undefined;
+    afterEach(async () => {
+      await mounted?.close();
+      mounted = undefined;
+    });
+
+    function scopedServer(): McpServer {
+      const server = new McpServer({ name: "scoped", version: "1.0.0" });
+      server.resource(
+        { uri: "notes://secret", name: "secret", scopes: ["notes:secret"] },
+        () => "s",
+      );
+      server.resource({ uri: "notes://public", name: "public" }, () => "p");
+      return server;
+    }
+
+    const auth = bearerAuth({
+      authorizationServers: ["https://auth.example.com"],
+      verify: (token) => ({
+        issuer: "https://auth.example.com",
+        subject: token,
+        scopes: token === "strong" ? ["notes:secret"] : [],
+      }),
+    });
+
+    it("should answer 403 insufficient_scope, as legacy resources/subscribe does, to a token without a resource's scope", async () => {
+      mounted = await mount(transport, createMcpHandler(scopedServer(), { secret: "s", auth }));
+      const weak = withBearer(mounted.send, "weak");
+      const session = await openSession(weak);
+      const legacy = await legacyCall(weak, session, "resources/subscribe", {
+        uri: "notes://secret",
+      });
+      expect(legacy.status).toBe(403);
+      const response = await fetch(mounted.url, {
+        method: "POST",
+        headers: { ...modernHeaders("subscriptions/listen"), authorization: "Bearer weak" },
+        body: request(2, "subscriptions/listen", {
+          notifications: { resourceSubscriptions: ["notes://public", "notes://secret"] },
+        }),
+      });
+      // A granted stream never ends by itself: close it rather than wait on it.
+      if (response.status === 200) await response.body?.cancel();
+      expect(response.status).toBe(403);
+      const { status, headers } = response;
+      const modern = readExchange(
+        { status, headers, text: await response.text() },
+        "subscriptions/listen",
+      );
+      expect(modern.error?.code).toBe(legacy.error?.code);
+      expect(modern.headers.get("www-authenticate")).toContain('error="insufficient_scope"');
+      expect(modern.headers.get("www-authenticate")).toContain('scope="notes:secret"');
+    });
+
+    it("should deliver a scoped resource's updates to a token holding its scope", async () => {
+      const server = scopedServer();
+      mounted = await mount(transport, createMcpHandler(server, { secret: "s", auth }));
+      const listenAs = async (token: string, uris: string[]) => {
+        const response = await fetch(mounted!.url, {
+          method: "POST",
+          headers: { ...modernHeaders("subscriptions/listen"), authorization: `Bearer ${token}` },
+          body: request(1, "subscriptions/listen", {
+            notifications: { resourceSubscriptions: uris },
+          }),
+        });
+        expect(response.status).toBe(200);
+        const reader = new SseReader(response.body!);
+        expect((await nextValid(reader))?.method).toBe("notifications/subscriptions/acknowledged");
+        return reader;
+      };
+      const strong = await listenAs("strong", ["notes://secret"]);
+      const weak = await listenAs("weak", ["notes://public"]);
+      server.notifyResourceUpdated("notes://secret");
+      server.notifyResourceUpdated("notes://public");
+      expect(await nextValid(strong)).toMatchObject({ params: { uri: "notes://secret" } });
+      expect(await nextValid(weak)).toMatchObject({ params: { uri: "notes://public" } });
+      await strong.cancel();
+      await weak.cancel();
+    });
+  },
+);

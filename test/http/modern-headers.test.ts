@@ -79,6 +79,28 @@ describe.each(TRANSPORTS)("modern era through %s", (transport) => {
       expect(omitted.status).toBe(200);
     });
 
+    it("should read an integer Mcp-Param header as a decimal only, so no other notation equals it", async () => {
+      const args = { region: "eu", count: 42, query: "q" };
+      const withCount = (count: string) =>
+        raw(
+          {
+            ...modernHeaders("tools/call", "regional"),
+            "mcp-param-region": "eu",
+            "mcp-param-count": count,
+          },
+          "tools/call",
+          { name: "regional", arguments: args },
+        );
+      for (const count of ["42", "42.0", "42.00"])
+        expect((await withCount(count)).status, count).toBe(200);
+      const notations = ["0x2A", "0b101010", "0o52", "4_2", "1e1", "4.2e1", "+42", "042", "42."];
+      for (const count of [...notations, "42.5", "Infinity", "=?base64?MHgyQQ==?="]) {
+        const { status, body: reply } = await withCount(count);
+        expect(status, count).toBe(400);
+        expect(reply.error.code, count).toBe(-32020);
+      }
+    });
+
     it("should reject a malformed base64 sentinel and take an unwrapped value literally", async () => {
       const args = { region: "Hello", query: "q" };
       const send1 = (region: string) =>

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { asForwarded, clientAddressOf, proxyHops } from "../../src/http/proxy.js";
+import { asForwarded, clientAddressOf, proxyHops } from "../../src/http/guards/proxy.js";
 import type { McpHttpRequest } from "../../src/http/types.js";
 
 function requestFrom(remoteAddress: string, forwardedFor?: string): McpHttpRequest {

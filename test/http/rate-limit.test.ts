@@ -157,6 +157,39 @@ describe("rate limits", () => {
     expect((await call(via("203.0.113.2"), "tools/list")).status).toBe(200);
   });
 
+  it("should charge anonymous IPv6 callers by their /64 and an IPv4-mapped one as its IPv4 address, over a socket", async () => {
+    const mounted = await mount("node", handler({ rateLimit: { points: 1 }, trustProxy: true }));
+    closers.push(() => mounted.close());
+    const via = (client: string): Send => {
+      return (request) =>
+        mounted.send({ ...request, headers: { ...request.headers, "x-forwarded-for": client } });
+    };
+    expect((await call(via("2001:db8:1:2::1"), "tools/list")).status).toBe(200);
+    // Another address of the same /64: one subscriber, one budget.
+    expectOverBudget(await call(via("2001:db8:1:2:ffff::9"), "tools/list"), '"default";q=1;w=60');
+    expect((await call(via("2001:db8:1:3::1"), "tools/list")).status).toBe(200);
+    expect((await call(via("198.51.100.4"), "tools/list")).status).toBe(200);
+    expectOverBudget(await call(via("::ffff:198.51.100.4"), "tools/list"), '"default";q=1;w=60');
+  });
+
+  it("should key IPv6 callers by the ipv6Subnet given, and refuse a prefix length that is none", async () => {
+    const mounted = await mount(
+      "node",
+      handler({ rateLimit: { points: 1 }, trustProxy: true, ipv6Subnet: 128 }),
+    );
+    closers.push(() => mounted.close());
+    const via = (client: string): Send => {
+      return (request) =>
+        mounted.send({ ...request, headers: { ...request.headers, "x-forwarded-for": client } });
+    };
+    expect((await call(via("2001:db8:1:2::1"), "tools/list")).status).toBe(200);
+    expect((await call(via("2001:db8:1:2::2"), "tools/list")).status).toBe(200);
+    // The same address written another way is the same caller.
+    expect((await call(via("2001:DB8:1:2:0:0:0:2"), "tools/list")).status).toBe(429);
+    for (const ipv6Subnet of [0, 129, 64.5])
+      expect(() => createMcpHandler(createServer(), { ipv6Subnet })).toThrow(/ipv6Subnet/);
+  });
+
   it("should charge each tool, prompt and resource its cost", async () => {
     const mcp = handler({
       rateLimit: {

@@ -166,6 +166,29 @@ describe("stream slots", () => {
     await expect.poll(() => mcp.stats().streams).toBe(0);
   });
 
+  it("should count anonymous IPv6 clients by their /64, and an IPv4-mapped address as its IPv4 one", async () => {
+    const held: Held[] = [];
+    for (let i = 1; i <= PER_CLIENT; i++) {
+      const stream = await listen(`2001:db8:7:7:${i}::${i}`);
+      await opened(stream, "modern");
+      held.push(stream);
+    }
+    expectRefused(await listen("2001:db8:7:7:ffff:ffff:ffff:ffff"), 429);
+    const otherSubnet = await listen("2001:db8:7:8::1");
+    await opened(otherSubnet, "modern");
+    held.push(otherSubnet);
+    await Promise.all(held.splice(0).map((stream) => stream.reader!.cancel()));
+    await expect.poll(() => mcp.stats().streams).toBe(0);
+    for (let i = 0; i < PER_CLIENT; i++) {
+      const stream = await listen(i % 2 === 0 ? "10.0.6.1" : "::ffff:10.0.6.1");
+      await opened(stream, "modern");
+      held.push(stream);
+    }
+    expectRefused(await listen("::FFFF:10.0.6.1"), 429);
+    await Promise.all(held.map((stream) => stream.reader!.cancel()));
+    await expect.poll(() => mcp.stats().streams).toBe(0);
+  });
+
   it("should answer 503 once the process is full, whoever asks", async () => {
     const held: Held[] = [];
     for (let i = 0; i < MAX_STREAMS; i++) {

@@ -20,13 +20,13 @@ describe("a legacy GET stream resumed on another process", () => {
       ...base,
       bus: {
         ...base.bus,
-        publish(channel, message) {
+        publish(channel, message, shard) {
           if ((message as { t?: string }).t === "released") {
             const run = during;
             during = undefined;
             run?.();
           }
-          return base.bus.publish(channel, message);
+          return base.bus.publish(channel, message, shard);
         },
       },
       close: async () => {},

@@ -45,8 +45,10 @@ describe("the published package", () => {
       "./stdio",
       "./client",
       "./client/stdio",
+      "./events/receiver",
       "./skills-fs",
       "./client/node",
+      "./gateway",
     ]);
     for (const target of Object.values(pkg.exports) as { types: string; default: string }[]) {
       expect(existsSync(join(ROOT, target.default)), target.default).toBe(true);
@@ -55,7 +57,7 @@ describe("the published package", () => {
   });
 
   it("should keep the Web-standard core free of node:, express and ioredis imports", () => {
-    for (const subpath of [".", "./next", "./auth", "./client"]) {
+    for (const subpath of [".", "./next", "./auth", "./client", "./events/receiver"]) {
       const { bare } = importGraph(join(ROOT, pkg.exports[subpath].default));
       const forbidden = [...bare].filter(
         (s) =>
@@ -76,18 +78,28 @@ describe("the published package", () => {
           ],
           "./next": [],
           "./auth": ["jose"],
+          // No ajv: a client only interprets a server's schemas (test/package/lazy-imports).
           "./client": [
             "@cfworker/json-schema",
             "@opentelemetry/api",
-            "ajv",
-            "ajv/dist/2020.js",
             "eventsource-parser/stream",
             // Loaded by import() only when a client signs in (an optional peer dependency).
             "oauth4webapi",
           ],
+          // Loaded by import() on the first delivery (an optional peer dependency).
+          "./events/receiver": ["standardwebhooks"],
         }[subpath],
       );
     }
+  });
+
+  it("should load standardwebhooks, an optional peer dependency, only when a delivery comes", () => {
+    const { files } = importGraph(join(ROOT, pkg.exports["./events/receiver"].default));
+    const staticImports = [...files].filter((file) =>
+      /^\s*import\s[^;]*from\s*["']standardwebhooks["']/m.test(readFileSync(file, "utf8")),
+    );
+    expect(staticImports).toEqual([]);
+    expect(pkg.peerDependenciesMeta.standardwebhooks.optional).toBe(true);
   });
 
   it("should keep the stdio client, which spawns a process, behind its own subpath", () => {
@@ -112,7 +124,8 @@ describe("the published package", () => {
 
   it("should keep the loopback listener and the file store behind the Node client subpath", () => {
     const { bare } = importGraph(join(ROOT, pkg.exports["./client/node"].default));
-    expect([...bare].sort()).toEqual(["node:fs/promises", "node:http", "node:path"]);
+    // node:os: the file store's lock names its host, so a pid is only judged on its own host.
+    expect([...bare].sort()).toEqual(["node:fs/promises", "node:http", "node:os", "node:path"]);
   });
 
   it("should load the Redis store without loading ioredis, an optional peer dependency", () => {
@@ -150,7 +163,9 @@ describe("the published package", () => {
     expect(await names(".")).toEqual([
       "APPS_EXTENSION",
       "APP_MIME_TYPE",
+      "EVENTS_EXTENSION",
       "ErrorCode",
+      "EventsErrorCode",
       "LEGACY_VERSIONS",
       "MODERN_VERSION",
       "MODERN_VERSIONS",
@@ -160,6 +175,7 @@ describe("the published package", () => {
       "SUPPORTED_VERSIONS",
       "appToolMeta",
       "createMcpHandler",
+      "eventsError",
       "isMcpError",
       "memoryStore",
       "registerAppResource",
@@ -202,6 +218,11 @@ describe("the published package", () => {
       "toOpenAITools",
     ]);
     expect(await names("./client/stdio")).toEqual(["StdioWire", "stdio"]);
+    expect(await names("./events/receiver")).toEqual([
+      "WebhookSecrets",
+      "createEventsReceiver",
+      "generateWebhookSecret",
+    ]);
     expect(await names("./client/node")).toEqual(["fileOAuthStore", "loopbackRedirect"]);
     expect(await names("./skills-fs")).toEqual(["registerSkillDirectory"]);
   });

@@ -1,32 +1,33 @@
 import { execFile } from "node:child_process";
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
 import { afterAll, describe, expect, it } from "vitest";
+import { documents, ROOT } from "../helpers/docs.js";
 
-const ROOT = fileURLToPath(new URL("../..", import.meta.url));
 // Inside the repository, so `mcp-mount` resolves to the built package by its own name.
 const DIR = join(ROOT, "test", ".readme");
 const MARKER = "<!-- checked: test/package/readme.test.ts";
 
-/** The TypeScript blocks the README marks as checked. */
+/** The TypeScript blocks the README and the guides mark as checked. */
 function checkedBlocks(): string[] {
-  const readme = readFileSync(join(ROOT, "README.md"), "utf8");
   const blocks: string[] = [];
-  for (const part of readme.split(MARKER).slice(1)) {
-    const match = /^[^\n]*\n```ts\n([\s\S]*?)\n```/.exec(part);
-    if (match) blocks.push(match[1]!);
+  for (const document of documents()) {
+    for (const part of readFileSync(document, "utf8").split(MARKER).slice(1)) {
+      const match = /^[^\n]*\n```ts\n([\s\S]*?)\n```/.exec(part);
+      if (match) blocks.push(match[1]!);
+    }
   }
   return blocks;
 }
 
 afterAll(() => rmSync(DIR, { recursive: true, force: true }));
 
-describe("the README", () => {
-  it("should hold Use code that typechecks, strict, against the built package", async () => {
+describe("the README and the guides", () => {
+  it("should hold checked code that typechecks, strict, against the built package", async () => {
     const blocks = checkedBlocks();
-    expect(blocks.length).toBeGreaterThan(0);
+    // The README's complete server and the client's sign-in, at least.
+    expect(blocks.length).toBeGreaterThan(1);
     mkdirSync(DIR, { recursive: true });
     const files = blocks.map((code, i) => {
       const file = `block-${i}.ts`;

@@ -1,7 +1,44 @@
+import { afterEach, describe, expect, it, vi } from "vitest";
 import { memoryStore } from "../../src/store/memory.js";
+import { compareSeq } from "../../src/store/types.js";
 import { CONTRACT_OPTIONS, describeStoreContract } from "./contract.js";
 
 describeStoreContract("memoryStore", async () => {
   const store = memoryStore(CONTRACT_OPTIONS);
   return { store, cleanup: () => store.close() };
+});
+
+describe("memoryStore feeds", () => {
+  afterEach(() => {
+    vi.restoreAllMocks();
+  });
+
+  it("should keep positions increasing when the clock goes back", async () => {
+    const store = memoryStore();
+    const retain = { maxLen: 10, maxAgeMs: 60_000 };
+    const now = vi.spyOn(Date, "now").mockReturnValue(1_000_000);
+    const { seq: first } = await store.feeds!.append("f", { n: 1 }, retain);
+    now.mockReturnValue(999_000);
+    const { seq: second } = await store.feeds!.append("f", { n: 2 }, retain);
+    now.mockReturnValue(1_000_001);
+    const { seq: third } = await store.feeds!.append("f", { n: 3 }, retain);
+    expect([first, second, third]).toEqual(["1000000-0", "1000000-1", "1000001-0"]);
+    expect(compareSeq(first, second)).toBeLessThan(0);
+    await store.close();
+  });
+
+  it("should trim an idle feed's aged entries on its sweep", async () => {
+    vi.useFakeTimers({ now: 5_000_000, toFake: ["Date", "setInterval", "clearInterval"] });
+    try {
+      const store = memoryStore();
+      const { seq } = await store.feeds!.append("f", { n: 1 }, { maxLen: 10, maxAgeMs: 1_000 });
+      vi.advanceTimersByTime(60_000);
+      const read = await store.feeds!.read("f", "0-0", 10);
+      expect(read).toEqual({ entries: [], head: seq, truncated: true });
+      expect(await store.feeds!.read("f", seq, 10)).toMatchObject({ truncated: false });
+      await store.close();
+    } finally {
+      vi.useRealTimers();
+    }
+  });
 });

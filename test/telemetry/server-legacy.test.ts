@@ -205,7 +205,13 @@ describe("legacy SERVER spans while the session store is down", () => {
         idleMs: sessions.idleMs,
         update: sessions.update,
         exists: sessions.exists,
+        touch: (id: string) =>
+          down ? Promise.reject(new Error("store down")) : sessions.touch(id),
         delete: sessions.delete,
+        ofClient: sessions.ofClient,
+        markActive: sessions.markActive,
+        unmarkActive: sessions.unmarkActive,
+        activeOwners: sessions.activeOwners,
       },
     };
     const mcp = createMcpHandler(createFixtureServer(), {

@@ -10,7 +10,14 @@ describe("isThenable", () => {
   it("should take promises and other objects or functions with a then method", () => {
     expect(isThenable(Promise.resolve(1))).toBe(true);
     expect(isThenable(withThen({}, () => {}))).toBe(true);
-    expect(isThenable(withThen(() => {}, () => {}))).toBe(true);
+    expect(
+      isThenable(
+        withThen(
+          () => {},
+          () => {},
+        ),
+      ),
+    ).toBe(true);
   });
 
   it("should leave everything else alone, a then that is no function included", () => {
