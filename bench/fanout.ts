@@ -3,11 +3,17 @@ import { request as httpRequest, type IncomingMessage } from "node:http";
 import { cpus, loadavg } from "node:os";
 import { fileURLToPath } from "node:url";
 import { Pool } from "undici";
-import type { Cluster } from "../test/helpers/cluster.js";
+import { type Cluster, type RedisTopology, startCluster } from "../test/helpers/cluster.js";
 import { positive, positiveIntegers } from "./config.js";
 import { fixed } from "./report.js";
 import { LEGACY_VERSION, MCP_PATH, REQUEST_HEADERS } from "./request.js";
-import { cpuMicrosOf, cpuProfileArgs, RedisCounters, startScaleCluster } from "./scale-cluster.js";
+import {
+  cpuMicrosOf,
+  cpuProfileArgs,
+  RedisCounters,
+  type RedisCounts,
+  startScaleCluster,
+} from "./scale-cluster.js";
 import { median, quantile } from "./stats.js";
 import { legacyWorkload } from "./workload.js";
 
@@ -21,6 +27,8 @@ import { legacyWorkload } from "./workload.js";
 // ours when the reader has file descriptors for both sets of streams (up to 9,000 each), else
 // after ours. BENCH_BARE_PROCESSES spreads the ceiling's streams over that many bare processes,
 // all told at once: what splitting the same writes over processes costs, with no MCP in it.
+// BENCH_TOPOLOGY=cluster puts the processes on a Redis Cluster of three masters with a replica
+// each instead of one node; Redis's counters are then summed over the masters.
 
 /** A whole number of streams from environment variable `name` (0 allowed), or `fallback`. */
 function streamCount(name: string, fallback: number): number {
@@ -37,6 +45,9 @@ const processes = positiveIntegers("BENCH_PROCESSES", [3])[0]!;
 /** Bare processes sharing the ceiling's streams, each told of the change at once. */
 const bareProcesses = positiveIntegers("BENCH_BARE_PROCESSES", [1])[0]!;
 const reps = Math.round(positive("BENCH_REPS", 5));
+const topology = (process.env.BENCH_TOPOLOGY || "standalone") as RedisTopology;
+if (topology !== "standalone" && topology !== "cluster")
+  throw new TypeError("BENCH_TOPOLOGY must be standalone or cluster");
 /** The first change runs cold code in every process: reported, left out of the medians. */
 const changes = reps + 1;
 /** Change slots per stream: ours and the ceiling's. */
@@ -296,9 +307,48 @@ async function triggerBare(bares: Bare[]): Promise<{ sent: number; answered: num
   return { sent, answered: performance.now() };
 }
 
+/** Redis's counters over the nodes that hold the data: the one node, or each master, summed. */
+class FleetCounters {
+  readonly #parts: RedisCounters[];
+  constructor(urls: string[]) {
+    this.#parts = urls.map((url) => new RedisCounters(url));
+  }
+  async reset(): Promise<void> {
+    await Promise.all(this.#parts.map((part) => part.reset()));
+  }
+  async read(): Promise<RedisCounts> {
+    const counts = await Promise.all(this.#parts.map((part) => part.read()));
+    const commands: Record<string, number> = {};
+    for (const { commands: own } of counts)
+      for (const [name, calls] of Object.entries(own))
+        commands[name] = (commands[name] ?? 0) + calls;
+    const sum = (value: (c: RedisCounts) => number) => counts.reduce((t, c) => t + value(c), 0);
+    return { commands, reads: sum((c) => c.reads), cpuMicros: sum((c) => c.cpuMicros) };
+  }
+  close(): void {
+    for (const part of this.#parts) part.close();
+  }
+}
+
+/** The processes, on one Redis node or on a Redis Cluster (BENCH_TOPOLOGY). */
+function startProcesses(): Promise<Cluster> {
+  if (topology === "standalone") return startScaleCluster(processes, "redis");
+  const script = fileURLToPath(new URL("./servers/scale.ts", import.meta.url));
+  return startCluster({
+    processes,
+    topology,
+    server: {
+      script,
+      env: { NODE_ENV: "production", BENCH_STORE: "redis" },
+      listening: /^listening (\d+)$/m,
+      execArgv: cpuProfileArgs(),
+    },
+  });
+}
+
 let cluster: Cluster | undefined;
 const bares: Bare[] = [];
-let redis: RedisCounters | undefined;
+let redis: FleetCounters | undefined;
 let streams: Watched[] = [];
 let bareStreams: Watched[] = [];
 const stop = async () => {
@@ -361,14 +411,18 @@ function logRow(who: string, change: number, row: Row, total: number): void {
 
 try {
   const loadBefore = loadavg();
-  cluster = await startScaleCluster(processes, "redis");
+  cluster = await startProcesses();
   // Each on the list as soon as it runs, so a failed start still stops the others.
   await Promise.all(
     Array.from({ length: bareProcesses }, async () => {
       bares.push(await startBare());
     }),
   );
-  redis = new RedisCounters(cluster.redis.url);
+  redis = new FleetCounters(
+    cluster.redisCluster
+      ? (await cluster.redisCluster.masters()).map((master) => master.url)
+      : [cluster.redis.url],
+  );
   const pids = cluster.backends.map((b) => b.pid);
   const total = legacyCount + modernCount;
   const interleaved = total <= INTERLEAVED_MAX;
@@ -416,7 +470,7 @@ try {
     `${cpus().length} × ${cpus()[0]?.model ?? "unknown"}, Node ${process.version}, load ${loadBefore.map((n) => n.toFixed(2)).join(" ")} before, ${loadavg()
       .map((n) => n.toFixed(2))
       .join(" ")} after (${loadAfter.map((n) => n.toFixed(2)).join(" ")} before the tables)`,
-    `${legacyCount} legacy GET + ${modernCount} listen streams over ${cluster.backends.length} processes; ms from sending the tools/call to the notification's arrival; the bare ceiling ${interleaved ? "interleaved, change by change" : "after ours"}`,
+    `${legacyCount} legacy GET + ${modernCount} listen streams over ${cluster.backends.length} processes on ${topology === "cluster" ? "a Redis Cluster of 3 masters" : "one Redis"}; ms from sending the tools/call to the notification's arrival; the bare ceiling ${interleaved ? "interleaved, change by change" : "after ours"}`,
     "",
     "| change | on process | heard | first | p50 | p99 | max | legacy p50 / p99 | modern p50 / p99 | on the trigger's process p50 / p99 | on the others p50 / p99 |",
     "| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",

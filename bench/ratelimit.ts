@@ -7,18 +7,21 @@ import { positive, positiveIntegers } from "./config.js";
 import { measure, type RunResult } from "./load.js";
 import { fixed, type PairableSample, pairedRatios, ratio } from "./report.js";
 import { median } from "./stats.js";
+import { REQUEST_HEADERS, requestBody } from "./request.js";
 import { modernWorkload } from "./workload.js";
 
 // What `rateLimit` costs a modern tools/call: the same server without and with a limit, on the
 // memory store and on the Redis store (a private redis-server: one round trip per charge). Each
 // runs in its own process, the four interleaved rep by rep in rotating order; ratios are paired
-// within a rep, each limited mode against its own store without a limit.
+// within a rep, each limited mode against its own store without a limit. Then the overshoot of
+// the batched mode: three processes on one Redis share one budget, spent until each refuses.
 
 const MODES = [
   { id: "off", label: "memory store, no limit", base: "off" },
   { id: "memory", label: "memory store, rateLimit", base: "off" },
   { id: "redis-off", label: "Redis store, no limit", base: "redis-off" },
   { id: "redis", label: "Redis store, rateLimit", base: "redis-off" },
+  { id: "redis-batched", label: "Redis store, rateLimit share 100", base: "redis-off" },
 ] as const;
 type Mode = (typeof MODES)[number]["id"];
 /** One timed run, latency included. */
@@ -34,6 +37,44 @@ const entry = fileURLToPath(new URL("./servers/mcp-mount-ratelimit.ts", import.m
 const log = (line: string) => process.stderr.write(`${line}\n`);
 const rotate = <T>(items: readonly T[], by: number) =>
   items.map((_, i) => items[(i + by) % items.length]!);
+
+/**
+ * Three batched processes on one budget (one key prefix), called round robin, eight at a time,
+ * until each has refused: what they accepted beyond the budget against the slack, 3 × share.
+ */
+async function overshoot(points: number, share: number): Promise<string> {
+  process.env.BENCH_RATE_POINTS = String(points);
+  process.env.BENCH_RATE_SHARE = String(share);
+  process.env.BENCH_RATE_PREFIX = `bench:overshoot:${Date.now()}:`;
+  const servers: RunningServer[] = [];
+  try {
+    for (let n = 0; n < 3; n++) servers.push(await start("redis-batched", `batched ${n + 1}/3`));
+    let accepted = 0;
+    let id = 0;
+    const refused = new Set<number>();
+    while (refused.size < servers.length) {
+      const wave = Array.from({ length: 8 }, async (_, i) => {
+        const at = (id + i) % servers.length;
+        const response = await fetch(`${servers[at]!.origin}/mcp`, {
+          method: "POST",
+          headers: REQUEST_HEADERS,
+          body: requestBody(id + i),
+        });
+        await response.arrayBuffer();
+        if (response.status === 200) accepted++;
+        else if (response.status === 429) refused.add(at);
+        else throw new Error(`unexpected status ${response.status}`);
+      });
+      await Promise.all(wave);
+      id += 8;
+    }
+    return `three processes, budget ${points}, share ${share}: ${accepted} accepted, overshoot ${accepted - points} (documented slack 3 × share = ${3 * share})`;
+  } finally {
+    await Promise.all(servers.map((server) => server.stop()));
+    for (const name of ["BENCH_RATE_POINTS", "BENCH_RATE_SHARE", "BENCH_RATE_PREFIX"])
+      delete process.env[name];
+  }
+}
 
 /** Starts the server in `mode` (its child process inherits the environment as it is now). */
 async function start(mode: Mode, label: string): Promise<RunningServer> {
@@ -99,6 +140,9 @@ try {
       );
     }
   }
+  for (const server of running.values()) await server.stop();
+  running.clear();
+  lines.push("", await overshoot(1_000, 100), await overshoot(300, 10));
   console.log(`\n${lines.join("\n")}`);
   const resultsDir = fileURLToPath(new URL("./results/", import.meta.url));
   mkdirSync(resultsDir, { recursive: true });

@@ -1,79 +1,22 @@
-import { context, metrics, propagation, SpanKind, trace } from "@opentelemetry/api";
-import { AsyncLocalStorageContextManager } from "@opentelemetry/context-async-hooks";
-import {
-  CompositePropagator,
-  ExportResultCode,
-  W3CBaggagePropagator,
-  W3CTraceContextPropagator,
-} from "@opentelemetry/core";
-import { MeterProvider, PeriodicExportingMetricReader } from "@opentelemetry/sdk-metrics";
-import {
-  AlwaysOnSampler,
-  BasicTracerProvider,
-  BatchSpanProcessor,
-} from "@opentelemetry/sdk-trace-base";
+import { context, metrics, SpanKind, trace } from "@opentelemetry/api";
 import { toNodeHandler } from "../../src/adapters/node.js";
-import { createMcpHandler, McpServer } from "../../src/index.js";
-import { ECHO_DESCRIPTION, serve } from "./serve.js";
+import { serve } from "./serve.js";
+import { telemetryHandler } from "./telemetry-mode.js";
 
-// mcp-mount (from src: the tree as it is, no build) in one of five telemetry modes, picked by
+// mcp-mount (from src: the tree as it is, no build) in one of seven telemetry modes, picked by
 // BENCH_TELEMETRY: `off` (telemetry: false), `api` (on, no SDK registered: the API's no-ops),
 // `sdk` (on, with an SDK registered globally as an app would, sampling every span and exporting
-// to nowhere), `sdk-off` (that SDK registered, telemetry: false: what the SDK alone costs, its
-// async context tracking above all) and `floor` (that SDK, telemetry: false, and around each
+// to nowhere), `sdk-10` (full, that SDK sampling 10% of traces, parent-based), `propagate` (that
+// SDK, mode propagate: no span of ours, the carried context made active), `sdk-off` (that SDK
+// registered, telemetry: false: what the SDK alone costs, its async context tracking above all)
+// and `floor` (that SDK, telemetry: false, and around each
 // HTTP request the least any instrumentation meeting the conventions must do: one SERVER span
 // with the same attributes, active while the request runs, and one duration record with the
 // metric's attributes; what the SDK itself charges for a span and a metric per request).
 
-/** Accepts every batch and drops it: the SDK's work without a collector's. */
-const dropAll = {
-  export: (_items: unknown, done: (result: { code: ExportResultCode }) => void) =>
-    done({ code: ExportResultCode.SUCCESS }),
-  forceFlush: async () => {},
-  shutdown: async () => {},
-};
-
-function registerSdk(): void {
-  context.setGlobalContextManager(new AsyncLocalStorageContextManager().enable());
-  propagation.setGlobalPropagator(
-    new CompositePropagator({
-      propagators: [new W3CTraceContextPropagator(), new W3CBaggagePropagator()],
-    }),
-  );
-  trace.setGlobalTracerProvider(
-    new BasicTracerProvider({
-      sampler: new AlwaysOnSampler(),
-      spanProcessors: [new BatchSpanProcessor(dropAll)],
-    }),
-  );
-  const reader = new PeriodicExportingMetricReader({
-    exporter: dropAll,
-    exportIntervalMillis: 1_000,
-  });
-  metrics.setGlobalMeterProvider(new MeterProvider({ readers: [reader] }));
-}
-
 const mode = process.env.BENCH_TELEMETRY;
-const MODES = ["off", "api", "sdk", "sdk-off", "floor"];
-if (mode === undefined || !MODES.includes(mode))
-  throw new TypeError(`BENCH_TELEMETRY must be one of ${MODES.join(", ")}`);
-const sdkRegistered = mode === "sdk" || mode === "sdk-off" || mode === "floor";
-if (sdkRegistered) registerSdk();
-const telemetryOff = mode !== "api" && mode !== "sdk";
-
-const server = new McpServer({ name: `bench-telemetry-${mode}`, version: "1.0.0" });
-server.tool(
-  {
-    name: "echo",
-    description: ECHO_DESCRIPTION,
-    input: { type: "object", properties: { text: { type: "string" } }, required: ["text"] },
-  },
-  ({ text }) => String(text),
-);
-const secret = "bench-secret-0123456789abcdef";
-const listener = toNodeHandler(
-  createMcpHandler(server, { secret, ...(telemetryOff && { telemetry: false }) }),
-);
+const { mcp, sdkRegistered } = telemetryHandler(mode);
+const listener = toNodeHandler(mcp);
 const tracer = trace.getTracer("bench-floor");
 const duration = metrics.getMeter("bench-floor").createHistogram("mcp.server.operation.duration");
 

@@ -50,16 +50,71 @@ const context = JSON.parse(process.env.MCP_CONFORMANCE_CONTEXT ?? "{}") as {
   signing_algorithm?: string;
   issuer?: string;
   valid_jwt?: string;
+  idp_client_id?: string;
+  idp_id_token?: string;
+  idp_issuer?: string;
+  idp_token_endpoint?: string;
 };
 const scenario = process.env.MCP_CONFORMANCE_SCENARIO ?? "";
 
-/** Sign-in for the auth/* scenarios, headless: the redirect is read off the 302. */
-function authOptions(): OAuthOptions | undefined {
-  if (!scenario.startsWith("auth/")) return undefined;
-  const machine = scenario.startsWith("auth/client-credentials");
-  const workload = scenario === "auth/wif-jwt-bearer";
+/**
+ * The authorization server the scenario's MCP server names in its resource metadata: trusted on
+ * first use, since the server URL the suite hands over is this client's only trust anchor. The
+ * client checks that server's metadata names this very issuer before sending it anything.
+ */
+async function firstIssuer(): Promise<string> {
+  const server = new URL(url!);
+  for (const path of [
+    `/.well-known/oauth-protected-resource${server.pathname}`,
+    "/.well-known/oauth-protected-resource",
+  ]) {
+    const response = await fetch(new URL(path, server.origin));
+    const metadata = (await response.json().catch(() => ({}))) as {
+      authorization_servers?: unknown[];
+    };
+    const issuer = metadata.authorization_servers?.[0];
+    if (typeof issuer === "string") return issuer;
+  }
+  throw new Error(`${url} names no authorization server`);
+}
+
+/** The issuer a secret, key or ID-JAG is bound to: the scenario's, else the first one found. */
+async function boundIssuer(): Promise<string | undefined> {
+  const needed = context.client_secret || context.private_key_pem || context.idp_issuer;
+  return context.issuer ?? (needed ? await firstIssuer() : undefined);
+}
+
+/** The enterprise identity provider of auth/enterprise-managed-authorization (SEP-990). */
+function enterpriseOptions(issuer: string | undefined): Pick<OAuthOptions, "enterprise"> {
+  const { idp_issuer, idp_client_id, idp_id_token, idp_token_endpoint } = context;
+  if (!idp_issuer || !idp_client_id || !idp_id_token || !issuer) return {};
   return {
-    grant: workload ? "jwt_bearer" : machine ? "client_credentials" : "authorization_code",
+    enterprise: {
+      idpIssuer: idp_issuer,
+      idpClientId: idp_client_id,
+      idToken: idp_id_token,
+      ...(idp_token_endpoint ? { idpTokenEndpoint: idp_token_endpoint } : {}),
+      issuer,
+    },
+  };
+}
+
+/** The grant a scenario's context and name call for. */
+function grantOf(): OAuthOptions["grant"] {
+  if (context.idp_issuer) return "enterprise_managed";
+  if (scenario === "auth/wif-jwt-bearer") return "jwt_bearer";
+  return scenario.startsWith("auth/client-credentials")
+    ? "client_credentials"
+    : "authorization_code";
+}
+
+/** Sign-in for the auth/* scenarios, headless: the redirect is read off the 302. */
+async function authOptions(): Promise<OAuthOptions | undefined> {
+  if (!scenario.startsWith("auth/")) return undefined;
+  const issuer = await boundIssuer();
+  return {
+    grant: grantOf(),
+    ...enterpriseOptions(issuer),
     // The workload identity token the suite minted for its authorization server.
     ...(context.valid_jwt ? { assertion: context.valid_jwt } : {}),
     redirectUri: "http://localhost:3000/callback",
@@ -79,14 +134,14 @@ function authOptions(): OAuthOptions | undefined {
             ...(context.client_secret ? { clientSecret: context.client_secret } : {}),
             ...(context.private_key_pem ? { privateKey: context.private_key_pem } : {}),
             ...(context.signing_algorithm ? { signingAlgorithm: context.signing_algorithm } : {}),
-            ...(context.issuer ? { issuer: context.issuer } : {}),
+            ...(issuer ? { issuer } : {}),
           },
         }
       : {}),
   };
 }
 
-const auth = authOptions();
+const auth = await authOptions();
 const client = await McpClient.connect(url, {
   ...(auth ? { auth } : {}),
   clientInfo: { name: "mcp-mount-conformance-client", version: "0.1.0" },

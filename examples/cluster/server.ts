@@ -1,10 +1,12 @@
 import cluster, { type Worker } from "node:cluster";
 import { randomBytes } from "node:crypto";
 import { fileURLToPath } from "node:url";
+import { redisTopologyFromEnv } from "../shared/env.js";
 import { type RedisServer, startRedisServer } from "../shared/redis-server.js";
 
 // The Express example as a node:cluster of WORKERS processes on one PORT, sharing a Redis
-// store: REDIS_URL, or a redis-server of its own. See README.md beside this file.
+// store: REDIS_URL, REDIS_CLUSTER_NODES or REDIS_SENTINELS (see examples/shared/env.ts), or a
+// redis-server of its own. See README.md beside this file.
 
 const count = Number(process.env.WORKERS ?? 2);
 if (!Number.isInteger(count) || count < 1) {
@@ -15,21 +17,32 @@ const port = process.env.PORT ?? "3000";
 const host = process.env.HOST ?? "127.0.0.1";
 
 let local: RedisServer | undefined;
-let redisUrl = process.env.REDIS_URL;
-if (!redisUrl) {
+const named = redisTopologyFromEnv();
+let redisEnv: Record<string, string> = {};
+for (const name of ["REDIS_URL", "REDIS_CLUSTER_NODES", "REDIS_SENTINELS", "REDIS_SENTINEL_NAME"]) {
+  const value = process.env[name];
+  if (value !== undefined) redisEnv[name] = value;
+}
+if (!named) {
   try {
     // Its own process group: a Ctrl+C reaches the workers, which close first; then Redis stops.
     local = await startRedisServer({ detached: true });
   } catch (error) {
     console.error(
-      `Cannot start the cluster: REDIS_URL is not set and ${(error as Error).message}.\n` +
+      `Cannot start the cluster: no Redis is named (REDIS_URL, REDIS_CLUSTER_NODES, REDIS_SENTINELS) and ${(error as Error).message}.\n` +
         "Set REDIS_URL=redis://host:port, or install Redis so that redis-server is on PATH.",
     );
     process.exit(1);
   }
-  redisUrl = local.url;
-  console.log(`Started redis-server on ${redisUrl} (stopped on exit)`);
+  redisEnv = { REDIS_URL: local.url };
+  console.log(`Started redis-server on ${local.url} (stopped on exit)`);
 }
+const sharing =
+  named?.kind === "cluster"
+    ? "a Redis Cluster"
+    : named?.kind === "sentinel"
+      ? "a Sentinel-watched Redis"
+      : (redisEnv.REDIS_URL ?? "");
 
 // Every worker seals requestState with the same key; without MCP_SECRET, one made for this run.
 const secret = process.env.MCP_SECRET ?? randomBytes(32).toString("base64url");
@@ -42,7 +55,7 @@ let stopping = false;
 let exitCode = 0;
 
 function fork(): void {
-  live.add(cluster.fork({ REDIS_URL: redisUrl, MCP_SECRET: secret, PORT: port, HOST: host }));
+  live.add(cluster.fork({ ...redisEnv, MCP_SECRET: secret, PORT: port, HOST: host }));
 }
 
 cluster.on("listening", (worker, address) => {
@@ -50,7 +63,7 @@ cluster.on("listening", (worker, address) => {
   if (++listening !== count) return;
   // The port the workers share: with PORT=0 the first worker's listen picked a free one.
   const url = `http://${host}:${address.port}/mcp`;
-  console.log(`${count} workers serving ${url}, sharing ${redisUrl}`);
+  console.log(`${count} workers serving ${url}, sharing ${sharing}`);
   console.log("Each request may land on another worker; the x-served-by header says which:");
   console.log(
     `  curl -si ${url} -H 'content-type: application/json' -H 'accept: application/json, text/event-stream' \\

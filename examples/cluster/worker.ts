@@ -1,25 +1,17 @@
 import cluster from "node:cluster";
 import { createServer } from "node:http";
 import express from "express";
-import { Redis } from "ioredis";
-import { redisStore } from "mcp-mount/redis";
 import { createExampleApp } from "../express/app.js";
+import { storeFromEnv } from "../shared/env.js";
 import { closeOnSignal } from "../shared/shutdown.js";
 
 // One worker of examples/cluster/server.ts: the Express example app on the shared Redis store.
-// The primary passes REDIS_URL, MCP_SECRET, PORT and HOST.
+// The primary passes the Redis it names (REDIS_URL, REDIS_CLUSTER_NODES or REDIS_SENTINELS),
+// MCP_SECRET, PORT and HOST.
 
-const redisUrl = process.env.REDIS_URL;
-if (!redisUrl) throw new Error("worker: REDIS_URL is required");
-
-const redis = new Redis(redisUrl);
-redis.on("error", (error: Error) =>
-  console.error(`worker ${process.pid}: Redis: ${error.message}`),
-);
-const { app, mcp } = createExampleApp({
-  secret: process.env.MCP_SECRET,
-  store: redisStore({ redis }),
-});
+const { store, close: closeStore } = await storeFromEnv();
+if (!store) throw new Error("worker: the primary names no Redis");
+const { app, mcp } = createExampleApp({ secret: process.env.MCP_SECRET, store });
 
 // Says which worker answered, to watch requests spread over the processes.
 const servedBy = `worker ${cluster.worker?.id ?? "?"} (pid ${process.pid})`;
@@ -41,5 +33,5 @@ httpServer.listen(Number(process.env.PORT ?? 3000), process.env.HOST ?? "127.0.0
 // Ctrl+C sends SIGINT to every process of the terminal's group; the primary sends SIGTERM.
 closeOnSignal(httpServer, async (graceMs) => {
   await mcp.close({ graceMs });
-  await redis.quit().catch(() => redis.disconnect());
+  await closeStore();
 });
