@@ -8,7 +8,7 @@ import { delimiter, join } from "node:path";
 /** A private `redis-server` on a free loopback port; never the one that may run on 6379. */
 export interface RedisServer {
   readonly port: number;
-  /** The cluster bus port of a cluster `"member"`; undefined otherwise. */
+  /** The cluster bus port of a cluster node (`cluster` set); undefined otherwise. */
   readonly busPort: number | undefined;
   /** `redis://127.0.0.1:<port>` */
   readonly url: string;
@@ -66,6 +66,14 @@ export function freePort(): Promise<number> {
       );
     });
   });
+}
+
+/** A free loopback port other than `taken` (the kernel may hand the same one out twice). */
+async function freePortBut(taken: number): Promise<number> {
+  for (;;) {
+    const port = await freePort();
+    if (port !== taken) return port;
+  }
 }
 
 function exited(child: ChildProcess): Promise<void> {
@@ -126,8 +134,8 @@ export async function startRedisServer(options: RedisServerOptions = {}): Promis
     );
   }
   const dir = await mkdtemp(join(tmpdir(), "mcp-mount-redis-"));
-  const port = await freePort();
-  const busPort = options.cluster === "member" ? await freePort() : undefined;
+  let port = await freePort();
+  let busPort = options.cluster ? await freePortBut(port) : undefined;
   let child: ChildProcess | undefined;
   const killOnExit = () => child?.kill("SIGKILL");
   process.once("exit", killOnExit);
@@ -150,11 +158,9 @@ export async function startRedisServer(options: RedisServerOptions = {}): Promis
       if (options.cluster === true) await rm(join(dir, "nodes.conf"), { force: true });
       args.push("--cluster-enabled", "yes", "--cluster-config-file", "nodes.conf");
       args.push("--cluster-announce-ip", "127.0.0.1");
-      // A member's bus port is one we know is free (not port + 10000), and a lost master is
-      // noticed within a second, so failover tests take seconds, not the default 15 s.
-      if (busPort !== undefined) {
-        args.push("--cluster-port", String(busPort), "--cluster-node-timeout", "1000");
-      }
+      // The bus port is one we know is free (not port + 10000), and a lost master is noticed
+      // within a second, so failover tests take seconds, not the default 15 s.
+      args.push("--cluster-port", String(busPort), "--cluster-node-timeout", "1000");
     }
     const spawned = spawn(binary, [...args, "--dir", dir], {
       stdio: ["ignore", "pipe", "pipe"],
@@ -169,7 +175,8 @@ export async function startRedisServer(options: RedisServerOptions = {}): Promis
       failure =
         error.code === "ENOENT" ? new Error(`there is no Redis server binary at ${binary}`) : error;
     });
-    spawned.once("exit", (code) => (failure ??= new Error(`redis-server exited (${code})`)));
+    // "close", not "exit": by then its output is all read, so the reason is in it.
+    spawned.once("close", (code) => (failure ??= new Error(`redis-server exited (${code})`)));
     const deadline = Date.now() + 10_000;
     while (!(await answersPing(port))) {
       if (failure || Date.now() > deadline) {
@@ -203,8 +210,14 @@ export async function startRedisServer(options: RedisServerOptions = {}): Promis
   const stop = () => end("SIGTERM");
 
   try {
-    await start();
-  } catch (error) {
+    // A port free when probed can be taken before Redis binds it (by another test's server or
+    // an outgoing connection): the first start tries fresh ports a few times. Later starts keep
+    // theirs, as a restarted server must.
+    for (let attempt = 1; ; attempt++) {
+      try {
+        await start();
+        break;
+      } catch (error) {
         if (attempt === 5 || !String(error).includes("Address already in use")) throw error;
         port = await freePort();
         busPort = options.cluster ? await freePortBut(port) : undefined;
