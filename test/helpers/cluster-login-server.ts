@@ -1,4 +1,3 @@
-import { once } from "node:events";
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import express from "express";
