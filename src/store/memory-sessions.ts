@@ -84,7 +84,7 @@ export function memorySessions(idleMs: number): SessionStore & { sweep(): void }
         remove(id);
         evicted.push(id);
       }
-      sessions.set(record.id, { record, seen: Date.now() });
+      sessions.set(record.id, { record: { ...record, revision: 0 }, seen: Date.now() });
       orders.add(record);
       return evicted;
     },
@@ -93,10 +93,11 @@ export function memorySessions(idleMs: number): SessionStore & { sweep(): void }
     },
     async update(id, patch) {
       const entry = sessions.get(id);
-      if (entry) Object.assign(entry.record, patch);
+      if (entry) Object.assign(entry.record, patch, { revision: (entry.record.revision ?? 0) + 1 });
     },
     async touch(id, how) {
-      return use(id, how) !== undefined;
+      const entry = use(id, how);
+      return entry === undefined ? false : (entry.record.revision ?? 0);
     },
     async exists(id) {
       return live(id) !== undefined;

@@ -47,17 +47,20 @@ end`;
  * turn `[]` into `{}` when re-encoding a record.
  */
 export const getSession = luaScript(`
-local fields = redis.call('HMGET', KEYS[1], 'record', 'logLevel', 'subscriptions')
+local fields = redis.call('HMGET', KEYS[1], 'record', 'logLevel', 'subscriptions', 'rev')
 if not fields[1] then return nil end
 redis.call('PEXPIRE', KEYS[1], ARGV[1])
 ${USE_SESSION}
 return fields`);
 
-/** KEYS and ARGV as {@link getSession}'s: 1 when the session lives (and is now used), else 0. */
+/**
+ * KEYS and ARGV as {@link getSession}'s: the session's revision when it lives (and is now used),
+ * else -1.
+ */
 export const touchSessionRecord = luaScript(`
-if redis.call('PEXPIRE', KEYS[1], ARGV[1]) == 0 then return 0 end
+if redis.call('PEXPIRE', KEYS[1], ARGV[1]) == 0 then return -1 end
 ${USE_SESSION}
-return 1`);
+return tonumber(redis.call('HGET', KEYS[1], 'rev') or '0')`);
 
 /**
  * KEYS: session hash, its active owners. Deletes both; returns whether the session existed and
@@ -88,14 +91,15 @@ return redis.call('ZRANGE', KEYS[1], 0, -1)`);
 
 /**
  * KEYS: session hash. ARGV: n, then n field/value pairs to set, then fields to delete. Touches
- * only the given fields, so concurrent updates of different fields both survive; never
- * recreates a session that expired or was deleted.
+ * only the given fields, so concurrent updates of different fields both survive, and bumps the
+ * revision; never recreates a session that expired or was deleted.
  */
 export const updateSession = luaScript(`
 if redis.call('EXISTS', KEYS[1]) == 0 then return 0 end
 local n = tonumber(ARGV[1])
 if n > 0 then redis.call('HSET', KEYS[1], unpack(ARGV, 2, 1 + 2 * n)) end
 if #ARGV > 1 + 2 * n then redis.call('HDEL', KEYS[1], unpack(ARGV, 2 + 2 * n)) end
+redis.call('HINCRBY', KEYS[1], 'rev', 1)
 return 1`);
 
 /**

@@ -121,7 +121,7 @@ export function redisSessions(options: RedisSessionsOptions): SessionStore {
     create: (record, maxSessions) =>
       labelled("sessions.create", async () => {
         const key = keys.session(record.id);
-        const { logLevel, subscriptions, ...fixed } = record;
+        const { logLevel, subscriptions, revision: _kept, ...fixed } = record;
         const fields = ["record", JSON.stringify(fixed)];
         fields.push("subscriptions", JSON.stringify(subscriptions));
         if (logLevel !== undefined) fields.push("logLevel", logLevel);
@@ -150,10 +150,16 @@ export function redisSessions(options: RedisSessionsOptions): SessionStore {
           await redis.zrem(keys.sessionIndex, id); // a stale index entry, if any
           return undefined;
         }
-        const [fixed, logLevel, subscriptions] = fields as [string, string | null, string | null];
+        const [fixed, logLevel, subscriptions, revision] = fields as [
+          string,
+          string | null,
+          string | null,
+          string | null,
+        ];
         const record: SessionRecord = {
           ...JSON.parse(fixed),
           subscriptions: subscriptions ? JSON.parse(subscriptions) : [],
+          revision: Number(revision ?? 0),
         };
         if (logLevel) record.logLevel = logLevel;
         return record;
@@ -170,8 +176,11 @@ export function redisSessions(options: RedisSessionsOptions): SessionStore {
     touch: (id, use) =>
       labelled("sessions.touch", async () => {
         const { sessionKeys, args, client } = sessionUse(options, id, use);
-        const [live] = await Promise.all([touchSessionRecord(redis, sessionKeys, args), client]);
-        return live === 1;
+        const [revision] = await Promise.all([
+          touchSessionRecord(redis, sessionKeys, args),
+          client,
+        ]);
+        return typeof revision === "number" && revision >= 0 ? revision : false;
       }),
 
     exists: (id) =>

@@ -19,6 +19,11 @@ export interface SessionRecord {
    */
   client?: string;
   createdAt: number;
+  /**
+   * Bumped by every {@link SessionStore.update}; kept by the store (what `create` is given is
+   * ignored). A process keeping a copy of the record compares it with what `touch` answers.
+   */
+  revision?: number;
 }
 
 /** What a request's read or touch of a session also records, in the same round trip. */
@@ -52,11 +57,12 @@ export interface SessionStore {
   /** Whether a session is live, without resetting its idle clock. */
   exists(id: string): Promise<boolean>;
   /**
-   * Resets a live session's idle clock; false when it is gone (expired, deleted, evicted). One
-   * cheap command: what a process serving a session from memory asks on every request, so a
-   * session ended on another process is refused everywhere at once.
+   * Resets a live session's idle clock and answers its {@link SessionRecord.revision} (0 before
+   * any update); false when it is gone (expired, deleted, evicted). One cheap command: what a
+   * process serving a session from memory asks on every request, so a session ended or changed
+   * on another process is seen everywhere at once, whenever that process's message arrives.
    */
-  touch(id: string, use?: SessionUse): Promise<boolean>;
+  touch(id: string, use?: SessionUse): Promise<number | false>;
   /** Deletes a session (and its place among its client's); false when it did not exist. */
   delete(id: string): Promise<boolean>;
   /**

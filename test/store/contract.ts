@@ -357,8 +357,8 @@ export function describeStoreContract(name: string, makeStore: () => Promise<Sto
       it("should store a record that every process reads back whole", async () => {
         const record = sessionRecord(id("session"), { logLevel: "info", subscriptions: ["a://1"] });
         await store.sessions.create(record, 100);
-        expect(await peer.sessions.get(record.id)).toEqual(record);
-        expect(await store.sessions.get(record.id)).toEqual(record);
+        expect(await peer.sessions.get(record.id)).toEqual({ ...record, revision: 0 });
+        expect(await store.sessions.get(record.id)).toEqual({ ...record, revision: 0 });
       });
 
       it("should not know a session that was never created", async () => {
@@ -374,6 +374,7 @@ export function describeStoreContract(name: string, makeStore: () => Promise<Sto
           ...record,
           logLevel: "warning",
           subscriptions: ["file:///a", "file:///b"],
+          revision: 2,
         });
         await store.sessions.update(record.id, { subscriptions: [] });
         expect((await peer.sessions.get(record.id))?.subscriptions).toEqual([]);
@@ -436,11 +437,30 @@ export function describeStoreContract(name: string, makeStore: () => Promise<Sto
         const record = sessionRecord(id("session"));
         expect(await store.sessions.touch(record.id)).toBe(false);
         await store.sessions.create(record, 100);
-        expect(await peer.sessions.touch(record.id)).toBe(true);
+        expect(await peer.sessions.touch(record.id)).toBe(0);
         expect(await store.sessions.delete(record.id)).toBe(true);
         expect(await peer.sessions.touch(record.id)).toBe(false);
         // A touch never brings a session back.
         expect(await store.sessions.get(record.id)).toBeUndefined();
+      });
+
+      it("should answer a session's revision, bumped by every update, on every process", async () => {
+        const record = sessionRecord(id("session"));
+        await store.sessions.create({ ...record, revision: 7 }, 100);
+        // A copy kept in memory is checked against this: what create was given does not count.
+        expect((await peer.sessions.get(record.id))?.revision).toBe(0);
+        expect(await peer.sessions.touch(record.id)).toBe(0);
+        await store.sessions.update(record.id, { logLevel: "warning" });
+        expect(await peer.sessions.touch(record.id)).toBe(1);
+        await peer.sessions.update(record.id, { subscriptions: ["test://a"] });
+        expect(await store.sessions.touch(record.id)).toBe(2);
+        expect(await store.sessions.get(record.id)).toMatchObject({
+          logLevel: "warning",
+          subscriptions: ["test://a"],
+          revision: 2,
+        });
+        // A touch changes nothing a copy holds.
+        expect(await store.sessions.touch(record.id)).toBe(2);
       });
 
       it("should reset the idle clock on every touch", { retry: 2 }, async () => {
@@ -449,7 +469,7 @@ export function describeStoreContract(name: string, makeStore: () => Promise<Sto
         // Touched more often than the idle time: alive well past it.
         for (let i = 0; i < 4; i++) {
           await sleep(IDLE / 3);
-          expect(await peer.sessions.touch(record.id), `touch ${i}`).toBe(true);
+          expect(await peer.sessions.touch(record.id), `touch ${i}`).toEqual(expect.any(Number));
         }
         expect(await store.sessions.exists(record.id)).toBe(true);
       });
@@ -513,10 +533,10 @@ export function describeStoreContract(name: string, makeStore: () => Promise<Sto
         expect(await peer.sessions.ofClient(alice)).toEqual([a, b, c]);
         expect(await store.sessions.get(a!, { client: alice })).toBeDefined();
         await sleep(5);
-        expect(await peer.sessions.touch(b!, { client: alice })).toBe(true);
+        expect(await peer.sessions.touch(b!, { client: alice })).toEqual(expect.any(Number));
         await sleep(5);
         // Used by another client, or with no client named: its owner's order stays.
-        expect(await store.sessions.touch(c!, { client: bob })).toBe(true);
+        expect(await store.sessions.touch(c!, { client: bob })).toEqual(expect.any(Number));
         expect(await store.sessions.get(c!)).toBeDefined();
         expect(await store.sessions.ofClient(alice)).toEqual([c, a, b]);
         expect(await store.sessions.ofClient(bob)).toEqual([d]);
@@ -542,7 +562,9 @@ export function describeStoreContract(name: string, makeStore: () => Promise<Sto
         // a is used along the way, b is not; the idle time runs out for b only.
         for (let i = 0; i < 4; i++) {
           await sleep(IDLE / 3);
-          expect(await peer.sessions.touch(a!, { client: alice }), `touch ${i}`).toBe(true);
+          expect(await peer.sessions.touch(a!, { client: alice }), `touch ${i}`).toEqual(
+            expect.any(Number),
+          );
         }
         expect(await store.sessions.exists(b!)).toBe(false);
         expect(await store.sessions.ofClient(alice)).toEqual([a]);
@@ -552,7 +574,7 @@ export function describeStoreContract(name: string, makeStore: () => Promise<Sto
         const [a] = await opened(id("alice"), "a");
         await store.sessions.markActive(a!, "p1");
         expect(await peer.sessions.get(a!, { activeFor: "p2" })).toBeDefined();
-        expect(await store.sessions.touch(a!, { activeFor: "p3" })).toBe(true);
+        expect(await store.sessions.touch(a!, { activeFor: "p3" })).toEqual(expect.any(Number));
         expect((await peer.sessions.activeOwners(a!)).sort()).toEqual(["p1", "p2", "p3"]);
         await peer.sessions.unmarkActive(a!, "p2");
         await store.sessions.unmarkActive(a!, "p9"); // never marked: nothing changes

@@ -55,11 +55,15 @@ export class SessionCache {
     // Another process's change is heard only through the bus: trust entries of this epoch only.
     const epoch = this.#listening ? this.#bus.epoch() : -1;
     if (entry && epoch >= 0 && entry.epoch === epoch && now - entry.fetched < this.#freshMs) {
-      // The record may be stale a moment, not its life: a session ended on another process is
-      // refused here at once (that process's message to drop it may still be on its way).
-      if (await this.#store.touch(id, use)) return entry.record;
-      this.#entries.delete(id);
-      return undefined;
+      // Neither its life nor its contents are taken on trust: a session ended or changed on
+      // another process (its log level, its subscriptions) is seen here at once, though that
+      // process's message may still be on its way (on a Redis Cluster it often is).
+      const revision = await this.#store.touch(id, use);
+      if (revision === false) {
+        this.#entries.delete(id);
+        return undefined;
+      }
+      if (revision === (entry.record.revision ?? 0)) return entry.record;
     }
     const record = await this.#store.get(id, use);
     this.#entries.delete(id);
