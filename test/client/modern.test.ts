@@ -6,6 +6,7 @@ import {
   McpError,
   ToolApprovalDeniedError,
 } from "../../src/client/index.js";
+import { nodeFetch } from "../../src/client/node.js";
 import type { Probe } from "../helpers/fixture-server.js";
 import { createFixtureServer } from "../helpers/fixture-server.js";
 import { callAndAbortOnProgress, type OurServer, startOurServer } from "./servers.js";
@@ -16,7 +17,12 @@ const answers: McpClientOptions["onInput"] = {
   roots: () => [{ uri: "file:///work", name: "work" }],
 };
 
-describe.each(["fetch", "node"] as const)("McpClient, modern era, through %s", (transport) => {
+// The last row: the same server on node:http, the client sending through nodeFetch.
+describe.each([
+  ["fetch", undefined],
+  ["node", undefined],
+  ["node", nodeFetch()],
+] as const)("McpClient, modern era, through %s (client fetch: %s)", (transport, clientFetch) => {
   let ours: OurServer;
   const probe: Probe = { aborted: [], started: [] };
   const seen: string[] = [];
@@ -27,7 +33,12 @@ describe.each(["fetch", "node"] as const)("McpClient, modern era, through %s", (
   afterAll(() => ours.close());
 
   const connect = (options: McpClientOptions = {}) =>
-    McpClient.connect(ours.url, { ...ours.reach, onInput: answers, ...options });
+    McpClient.connect(ours.url, {
+      ...ours.reach,
+      ...(clientFetch && { fetch: clientFetch }),
+      onInput: answers,
+      ...options,
+    });
 
   it("should detect the modern era with server/discover and read the server's description", async () => {
     const client = await connect();

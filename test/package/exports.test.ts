@@ -122,10 +122,17 @@ describe("the published package", () => {
     expect(pkg.peerDependenciesMeta.oauth4webapi.optional).toBe(true);
   });
 
-  it("should keep the loopback listener and the file store behind the Node client subpath", () => {
+  it("should keep the loopback listener, the file store and nodeFetch behind the Node client subpath", () => {
     const { bare } = importGraph(join(ROOT, pkg.exports["./client/node"].default));
     // node:os: the file store's lock names its host, so a pid is only judged on its own host.
-    expect([...bare].sort()).toEqual(["node:fs/promises", "node:http", "node:os", "node:path"]);
+    expect([...bare].sort()).toEqual([
+      "node:fs/promises",
+      "node:http",
+      "node:https",
+      "node:os",
+      "node:path",
+      "node:stream",
+    ]);
   });
 
   it("should load the Redis store without loading ioredis, an optional peer dependency", () => {
@@ -223,7 +230,11 @@ describe("the published package", () => {
       "createEventsReceiver",
       "generateWebhookSecret",
     ]);
-    expect(await names("./client/node")).toEqual(["fileOAuthStore", "loopbackRedirect"]);
+    expect(await names("./client/node")).toEqual([
+      "fileOAuthStore",
+      "loopbackRedirect",
+      "nodeFetch",
+    ]);
     expect(await names("./skills-fs")).toEqual(["registerSkillDirectory"]);
   });
 });
