@@ -96,8 +96,7 @@ export function memorySessions(idleMs: number): SessionStore & { sweep(): void }
       if (entry) Object.assign(entry.record, patch, { revision: (entry.record.revision ?? 0) + 1 });
     },
     async touch(id, how) {
-      const entry = use(id, how);
-      return entry === undefined ? false : (entry.record.revision ?? 0);
+      return use(id, how)?.record.revision ?? false;
     },
     async exists(id) {
       return live(id) !== undefined;

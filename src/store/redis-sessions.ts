@@ -110,6 +110,19 @@ function updateArgs(
   return set.length + unset.length === 0 ? undefined : [set.length / 2, ...set, ...unset];
 }
 
+/** What getSession reads: the fixed fields' JSON, the log level, subscriptions, revision. */
+type SessionFields = [string, string | null, string | null, string | null];
+
+function recordOf([fixed, logLevel, subscriptions, revision]: SessionFields): SessionRecord {
+  const record: SessionRecord = {
+    ...JSON.parse(fixed),
+    subscriptions: subscriptions ? JSON.parse(subscriptions) : [],
+    revision: Number(revision ?? 0),
+  };
+  if (logLevel) record.logLevel = logLevel;
+  return record;
+}
+
 /**
  * Legacy sessions in Redis: a hash per session with a TTL, beside the set of the owners marking
  * it active; an index of all sessions by last use, and one per client (`{c:<client>}`).
@@ -150,19 +163,7 @@ export function redisSessions(options: RedisSessionsOptions): SessionStore {
           await redis.zrem(keys.sessionIndex, id); // a stale index entry, if any
           return undefined;
         }
-        const [fixed, logLevel, subscriptions, revision] = fields as [
-          string,
-          string | null,
-          string | null,
-          string | null,
-        ];
-        const record: SessionRecord = {
-          ...JSON.parse(fixed),
-          subscriptions: subscriptions ? JSON.parse(subscriptions) : [],
-          revision: Number(revision ?? 0),
-        };
-        if (logLevel) record.logLevel = logLevel;
-        return record;
+        return recordOf(fields as SessionFields);
       }),
 
     update: (id, patch) =>
