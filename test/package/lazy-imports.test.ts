@@ -1,16 +1,21 @@
 import { execFile } from "node:child_process";
-import { resolve } from "node:path";
+import { mkdtemp, readFile, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
 import { describe, expect, it } from "vitest";
 
 const ROOT = resolve(fileURLToPath(new URL("../..", import.meta.url)));
 
-// A module hook that names every module the child loads, on stderr (hooks run on their own
-// thread, so this is the one channel they share with the test).
-const HOOKS = `export async function load(url, context, next) {
+// A module hook that names every module the child loads, appended to a file at once. Hooks run
+// on their own thread: what they write to stderr reaches it through the main thread, which can
+// exit first, so on a loaded machine the last names were lost. A synchronous append is done
+// before the module it names is even evaluated.
+const HOOKS = `import { appendFileSync } from "node:fs";
+export async function load(url, context, next) {
   const result = await next(url, context);
-  process.stderr.write("LOADED " + url + "\\n");
+  appendFileSync(process.env.LOADED_LOG, url + "\\n");
   return result;
 }`;
 const REGISTER = `import { register } from "node:module";
@@ -22,27 +27,32 @@ register(${JSON.stringify(`data:text/javascript,${encodeURIComponent(HOOKS)}`)})
  * printed.
  */
 async function run(script: string): Promise<{ loaded: Set<string>; stdout: string }> {
-  const { stdout, stderr } = await promisify(execFile)(
-    process.execPath,
-    [
-      "--import",
-      "tsx",
-      "--import",
-      `data:text/javascript,${encodeURIComponent(REGISTER)}`,
-      "--input-type=module",
-      "--eval",
-      script,
-    ],
-    { cwd: ROOT },
-  );
-  const loaded = new Set<string>();
-  for (const line of stderr.split("\n")) {
-    const url = /^LOADED (.*)$/.exec(line)?.[1];
-    if (url === undefined) continue;
-    const dependency = /\/node_modules\/((?:@[^/]+\/)?[^/]+)\//.exec(url)?.[1];
-    loaded.add(dependency ?? url.replace(`file://${ROOT}/`, ""));
+  const dir = await mkdtemp(join(tmpdir(), "mcp-mount-loaded-"));
+  const log = join(dir, "loaded.txt");
+  try {
+    const { stdout } = await promisify(execFile)(
+      process.execPath,
+      [
+        "--import",
+        "tsx",
+        "--import",
+        `data:text/javascript,${encodeURIComponent(REGISTER)}`,
+        "--input-type=module",
+        "--eval",
+        script,
+      ],
+      { cwd: ROOT, env: { ...process.env, LOADED_LOG: log } },
+    );
+    const loaded = new Set<string>();
+    for (const url of (await readFile(log, "utf8")).split("\n")) {
+      if (!url) continue;
+      const dependency = /\/node_modules\/((?:@[^/]+\/)?[^/]+)\//.exec(url)?.[1];
+      loaded.add(dependency ?? url.replace(`file://${ROOT}/`, ""));
+    }
+    return { loaded, stdout };
+  } finally {
+    await rm(dir, { recursive: true, force: true });
   }
-  return { loaded, stdout };
 }
 
 const JWT_AUTH = `
