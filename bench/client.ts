@@ -11,6 +11,7 @@ import {
   connectCaller,
   drive,
   loadClientModule,
+  OUR_CALLERS,
 } from "./client/callers.js";
 import { type IdleMemory, idleMemory } from "./client/memory.js";
 import { positive, positiveIntegers } from "./config.js";
@@ -20,8 +21,8 @@ import { MCP_PATH } from "./request.js";
 import { median } from "./stats.js";
 
 // The client's throughput (issue 36, goal 4): McpClient calling the echo tool in loops against
-// one mcp-mount server (its own process), beside the official SDK v2 client and a bare fetch
-// loop posting the same JSON-RPC; one client each, shared by `c` concurrent loops, as an agent
+// one mcp-mount server (its own process), through Node's fetch and through nodeFetch, beside the
+// official SDK v2 client and a bare fetch loop posting the same JSON-RPC; one client each, shared by `c` concurrent loops, as an agent
 // framework shares one. Calls per second and this process's CPU per call (the client's own
 // cost: the server is elsewhere) are paired within a rep, callers alternating in rotating order.
 // Then the memory an idle connected client holds (with --expose-gc).
@@ -44,7 +45,7 @@ try {
   // Memory first, while the heap holds nothing of the throughput runs' connections.
   const memory: IdleMemory[] = [];
   if ((globalThis as { gc?: unknown }).gc) {
-    for (const id of ["mcp-mount", "sdk"] as const) {
+    for (const id of ["mcp-mount-node", "mcp-mount", "sdk"] as const) {
       memory.push(await idleMemory(id, url, idleClients));
       log(
         `${CALLER_LABELS[id]}: ${(memory.at(-1)!.heapPerClient / 1024).toFixed(1)} KiB per idle client`,
@@ -77,7 +78,7 @@ try {
       .map((n) => n.toFixed(2))
       .join(" ")} after; medians over ${reps} reps of ${seconds} s, ratios paired within a rep`,
     "",
-    "| concurrency | client | calls/s | client CPU µs/call | calls/s ÷ SDK (≥ 2) | ÷ bare fetch (≥ 0.8) | CPU/call: SDK ÷ McpClient | bare fetch ÷ McpClient |",
+    "| concurrency | client | calls/s | client CPU µs/call | calls/s ÷ SDK (≥ 2) | ÷ bare fetch (≥ 0.8) | CPU/call: SDK ÷ this | bare fetch ÷ this |",
     "| ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: |",
   ];
   for (const c of concurrencies) {
@@ -85,10 +86,16 @@ try {
       const runs = samples.filter((s) => s.concurrency === c && s.server === id);
       const rps = median(runs.map((s) => s.window.callsPerSecond));
       const cpu = median(runs.map((s) => s.window.cpuPerCall));
-      const ours = id === "mcp-mount";
-      const cell = (summary: ReturnType<typeof pairedRatios>) => (ours ? ratio(summary) : "");
+      const cells = OUR_CALLERS.includes(id)
+        ? [
+            pairedRatios(samples, c, id, "sdk"),
+            pairedRatios(samples, c, id, "fetch"),
+            pairedRatios(samples, c, "sdk", id, "cpuPerRequest"),
+            pairedRatios(samples, c, "fetch", id, "cpuPerRequest"),
+          ].map(ratio)
+        : ["", "", "", ""];
       lines.push(
-        `| ${c} | ${CALLER_LABELS[id]} | ${fixed(rps, 0)} | ${fixed(cpu, 0)} | ${cell(pairedRatios(samples, c, "mcp-mount", "sdk"))} | ${cell(pairedRatios(samples, c, "mcp-mount", "fetch"))} | ${cell(pairedRatios(samples, c, "sdk", "mcp-mount", "cpuPerRequest"))} | ${cell(pairedRatios(samples, c, "fetch", "mcp-mount", "cpuPerRequest"))} |`,
+        `| ${c} | ${CALLER_LABELS[id]} | ${fixed(rps, 0)} | ${fixed(cpu, 0)} | ${cells.join(" | ")} |`,
       );
     }
   }

@@ -10,28 +10,41 @@ export interface Caller {
 }
 
 /** The callers compared, in report order. */
-export const CALLER_IDS = ["mcp-mount", "sdk", "fetch"] as const;
+export const CALLER_IDS = ["mcp-mount-node", "mcp-mount", "sdk", "fetch"] as const;
+
+/** Our own callers: the rows the ratio columns are filled for. */
+export const OUR_CALLERS: readonly CallerId[] = ["mcp-mount-node", "mcp-mount"];
 
 /** One of {@link CALLER_IDS}. */
 export type CallerId = (typeof CALLER_IDS)[number];
 
 /** How each caller is named in the report. */
 export const CALLER_LABELS: Record<CallerId, string> = {
-  "mcp-mount": "McpClient (mcp-mount/client)",
+  "mcp-mount-node": "McpClient with nodeFetch (mcp-mount/client/node)",
+  "mcp-mount": "McpClient (mcp-mount/client), Node's fetch",
   sdk: "official SDK v2 Client",
   fetch: "bare fetch, same JSON-RPC",
 };
 
-type ClientModule = typeof import("mcp-mount/client");
+/** mcp-mount/client and mcp-mount/client/node, as a user imports them. */
+export interface ClientModule {
+  client: typeof import("mcp-mount/client");
+  node: typeof import("mcp-mount/client/node");
+}
 
 /**
- * mcp-mount/client as a user imports it, from the package's dist/; BENCH_PACKAGE=/dir takes
- * another build (a directory holding package.json and dist/).
+ * mcp-mount/client (and /node) as a user imports it, from the package's dist/;
+ * BENCH_PACKAGE=/dir takes another build (a directory holding package.json and dist/).
  */
-export function loadClientModule(): Promise<ClientModule> {
+export async function loadClientModule(): Promise<ClientModule> {
   const root = process.env.BENCH_PACKAGE;
-  if (!root) return import("mcp-mount/client");
-  return import(pathToFileURL(join(root, "dist", "client", "index.js")).href);
+  if (!root)
+    return {
+      client: await import("mcp-mount/client"),
+      node: await import("mcp-mount/client/node"),
+    };
+  const entry = (name: string) => pathToFileURL(join(root, "dist", "client", name)).href;
+  return { client: await import(entry("index.js")), node: await import(entry("node.js")) };
 }
 
 function checkText(content: unknown): void {
@@ -41,9 +54,17 @@ function checkText(content: unknown): void {
   }
 }
 
-/** Our client, connected once (it detects the modern era by itself). */
-export async function mcpMountCaller(module: ClientModule, url: string): Promise<Caller> {
-  const client = await module.McpClient.connect(url);
+/**
+ * Our client, connected once (it detects the modern era by itself), sending through Node's
+ * fetch or, with `viaNode`, through nodeFetch as its docs suggest on Node.
+ */
+export async function mcpMountCaller(
+  module: ClientModule,
+  url: string,
+  viaNode: boolean,
+): Promise<Caller> {
+  const options = viaNode ? { fetch: module.node.nodeFetch() } : {};
+  const client = await module.client.McpClient.connect(url, options);
   return {
     async call() {
       const result = await client.callTool("echo", { text: ECHO_TEXT });
@@ -91,7 +112,9 @@ export async function fetchCaller(url: string): Promise<Caller> {
 
 /** Connects a caller of kind `id` to the echo server at `url`. */
 export function connectCaller(id: CallerId, module: ClientModule, url: string): Promise<Caller> {
-  if (id === "mcp-mount") return mcpMountCaller(module, url);
+  if (id === "mcp-mount" || id === "mcp-mount-node") {
+    return mcpMountCaller(module, url, id === "mcp-mount-node");
+  }
   if (id === "sdk") return sdkCaller(url);
   return fetchCaller(url);
 }
