@@ -1,10 +1,10 @@
-import { createServer, type RequestListener } from "node:http";
-import type { AddressInfo } from "node:net";
+import type { RequestListener } from "node:http";
 import express from "express";
 import { createMcpHandler } from "mcp-mount";
 import { toExpress } from "mcp-mount/express";
 import { toNodeHandler } from "mcp-mount/node";
 import { createEchoServer } from "./echo-server.js";
+import { serveForMemoryReads } from "./memory-child.js";
 
 // One server of bench/stream-memory.ts, run with --expose-gc: BENCH_SERVER=bare holds plain
 // node:http SSE responses (what Node's socket, parser, request and response cost), =mcp-mount
@@ -12,12 +12,7 @@ import { createEchoServer } from "./echo-server.js";
 // BENCH_HOST=express mounts either at app.use("/mcp", …) of an Express 5 app instead.
 // Answers "heap" over IPC with the heap after forced GCs, and RSS.
 
-/** What the parent reads. */
-export interface HeapMessage {
-  heapUsed: number;
-  external: number;
-  rss: number;
-}
+export type { HeapMessage } from "./memory-child.js";
 
 const bare: RequestListener = (req, res) => {
   req.resume();
@@ -44,21 +39,4 @@ const listener =
     : onExpress
       ? express().use("/mcp", bare)
       : bare;
-const server = createServer(listener);
-server.keepAliveTimeout = 600_000;
-server.headersTimeout = 0;
-server.requestTimeout = 0;
-server.listen(0, "127.0.0.1", () => {
-  process.send?.({ port: (server.address() as AddressInfo).port });
-});
-
-process.on("message", async (message) => {
-  if (message !== "heap") return;
-  for (let i = 0; i < 6; i++) {
-    globalThis.gc?.();
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
-  const { heapUsed, external, rss } = process.memoryUsage();
-  process.send?.({ heapUsed, external, rss } satisfies HeapMessage);
-});
-process.on("disconnect", () => process.exit(0));
+serveForMemoryReads(listener);
