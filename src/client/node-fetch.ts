@@ -1,6 +1,6 @@
-import { Agent as HttpAgent, request as httpRequest, type IncomingMessage } from "node:http";
+import { Agent as HttpAgent, request as httpRequest } from "node:http";
 import { Agent as HttpsAgent, request as httpsRequest } from "node:https";
-import { Readable } from "node:stream";
+import { toResponse } from "./node-response.js";
 
 /** Options of {@link nodeFetch}. */
 export interface NodeFetchOptions {
@@ -29,8 +29,10 @@ export interface NodeFetchOptions {
  * ```
  */
 export function nodeFetch(options: NodeFetchOptions = {}): typeof fetch {
-  const httpAgent = options.httpAgent ?? new HttpAgent({ keepAlive: true });
-  const httpsAgent = options.httpsAgent ?? new HttpsAgent({ keepAlive: true });
+  // An idle socket is let go after 4 s (or sooner when the server's Keep-Alive says so), as
+  // undici does, so a request is not sent on a socket the server is closing.
+  const httpAgent = options.httpAgent ?? new HttpAgent({ keepAlive: true, timeout: IDLE_MS });
+  const httpsAgent = options.httpsAgent ?? new HttpsAgent({ keepAlive: true, timeout: IDLE_MS });
   const fallback = options.fallback ?? ((input, init) => globalThis.fetch(input, init));
   return (input, init) => {
     const url = typeof input === "string" ? parseUrl(input) : input instanceof URL ? input : null;
@@ -39,15 +41,27 @@ export function nodeFetch(options: NodeFetchOptions = {}): typeof fetch {
       return fallback(input, init);
     }
     const secure = url.protocol === "https:";
-    return send(url, init, secure ? httpsAgent : httpAgent, secure).then(
-      (response) => response ?? fallback(input, init),
+    return send(url, init, secure ? httpsAgent : httpAgent, secure).then((sent) =>
+      sent instanceof Response ? sent : fallback(sent.location, sent.init),
     );
   };
 }
 
-function parseUrl(text: string): URL | null {
+/** How long an idle keep-alive socket is kept. */
+const IDLE_MS = 4_000;
+
+/** How long a request may go without a byte either way, as Node's fetch allows. */
+const SILENCE_MS = 300_000;
+
+/** A request for the fallback: a redirect fetch follows, or one this fetch does not send. */
+interface Redirect {
+  location: URL;
+  init: RequestInit;
+}
+
+function parseUrl(text: string, base?: URL): URL | null {
   try {
-    return new URL(text);
+    return new URL(text, base);
   } catch {
     return null;
   }
@@ -72,28 +86,32 @@ function takes(url: URL, init: RequestInit | undefined): boolean {
 }
 
 /**
- * Sends one request; resolves to its Response, or to undefined for a redirect fetch must follow
- * (the caller then hands the request to the fallback).
+ * Sends one request; resolves to its Response, or to the request the fallback is to send (a
+ * redirect fetch would follow, which it follows further; or one asking for compression).
  */
 function send(
   url: URL,
   init: RequestInit | undefined,
   agent: HttpAgent,
   secure: boolean,
-): Promise<Response | undefined> {
+): Promise<Response | Redirect> {
   const signal = init?.signal ?? undefined;
-  if (signal?.aborted) return Promise.reject(signal.reason);
-  const headers: Record<string, string> = {};
-  new Headers(init?.headers).forEach((value, name) => {
-    headers[name] = value;
-  });
-  headers.accept ??= "*/*";
   return new Promise((resolve, reject) => {
-    const request = (secure ? httpsRequest : httpRequest)(url, {
-      method: init?.method ?? "GET",
-      headers,
-      agent,
+    // Inside the executor: a bad header or an aborted signal rejects, as fetch does, not throws.
+    signal?.throwIfAborted();
+    const headers: Record<string, string> = {};
+    new Headers(init?.headers).forEach((value, name) => {
+      headers[name] = value;
     });
+    headers.accept ??= "*/*";
+    // A body the caller asked to be compressed is fetch's to decode: it knows every coding.
+    if (headers["accept-encoding"] !== undefined)
+      return resolve({ location: url, init: init ?? {} });
+    const method = init?.method ?? "GET";
+    const request = (secure ? httpsRequest : httpRequest)(url, { method, headers, agent });
+    request.setTimeout(SILENCE_MS, () =>
+      request.destroy(new Error(`no data for ${SILENCE_MS / 1000} s`)),
+    );
     const onAbort = () => request.destroy(signal?.reason);
     signal?.addEventListener("abort", onAbort, { once: true });
     request.once("error", (error) => {
@@ -102,57 +120,49 @@ function send(
     });
     request.once("response", (message) => {
       signal?.removeEventListener("abort", onAbort);
-      const status = message.statusCode ?? 0;
-      if (isRedirect(status) && message.headers.location && init?.redirect !== "manual") {
+      const redirect = redirectOf(url, init, message.statusCode ?? 0, message.headers.location);
+      if (redirect) {
         message.resume();
-        resolve(undefined);
+        if (redirect === "error") reject(new TypeError("fetch failed: a redirect not followed"));
+        else resolve(redirect);
         return;
       }
-      toResponse(message, init?.method === "HEAD", signal).then(resolve, reject);
+      toResponse(message, method === "HEAD", signal).then(resolve, reject);
     });
     request.end(init?.body as string | Uint8Array | undefined);
   });
 }
 
-function isRedirect(status: number): boolean {
-  return status === 301 || status === 302 || status === 303 || status === 307 || status === 308;
-}
+/** Headers that describe a request's body: dropped when a redirect drops the body. */
+const BODY_HEADERS = ["content-encoding", "content-language", "content-location", "content-type"];
 
 /**
- * The Response for a Node answer: an SSE stream (or any body of unknown length) streams; a
- * body of known length is read whole first, which costs less than a stream per answer. An abort
- * from here on ends the body with the signal's reason, as fetch's does.
+ * The request fetch sends after a redirect (WHATWG fetch, HTTP-redirect fetch): 303, or 301 and
+ * 302 after a POST, become a GET without a body; 307 and 308 keep both; `Authorization` never
+ * goes to another origin. Undefined when the answer is no redirect to follow.
  */
-async function toResponse(
-  message: IncomingMessage,
-  head: boolean,
-  signal: AbortSignal | undefined,
-): Promise<Response> {
-  const status = message.statusCode ?? 0;
-  const headers = new Headers();
-  const raw = message.rawHeaders;
-  for (let i = 0; i < raw.length; i += 2) headers.append(raw[i]!, raw[i + 1]!);
-  const init = { status, statusText: message.statusMessage ?? "", headers };
-  if (head || status === 204 || status === 304) {
-    message.resume();
-    return new Response(null, init);
+function redirectOf(
+  url: URL,
+  init: RequestInit | undefined,
+  status: number,
+  location: string | undefined,
+): Redirect | "error" | undefined {
+  const redirects =
+    status === 301 || status === 302 || status === 303 || status === 307 || status === 308;
+  if (!redirects || location === undefined || init?.redirect === "manual") return undefined;
+  const target = parseUrl(location, url);
+  if (init?.redirect === "error" || !target) return "error";
+  const method = (init?.method ?? "GET").toUpperCase();
+  const headers = new Headers(init?.headers);
+  const next: RequestInit = { ...init, headers };
+  if (
+    (status === 303 && method !== "GET" && method !== "HEAD") ||
+    (status <= 302 && method === "POST")
+  ) {
+    next.method = "GET";
+    next.body = null;
+    for (const name of BODY_HEADERS) headers.delete(name);
   }
-  const onAbort = () => message.destroy(signal?.reason);
-  signal?.addEventListener("abort", onAbort, { once: true });
-  message.once("close", () => signal?.removeEventListener("abort", onAbort));
-  const type = message.headers["content-type"] ?? "";
-  if (message.headers["content-length"] === undefined || type.startsWith("text/event-stream")) {
-    return new Response(Readable.toWeb(message) as ReadableStream<Uint8Array>, init);
-  }
-  const chunks: Buffer[] = [];
-  try {
-    for await (const chunk of message) chunks.push(chunk as Buffer);
-  } catch (error) {
-    throw signal?.aborted ? signal.reason : new TypeError("fetch failed", { cause: error });
-  }
-  if (!message.complete) throw new TypeError("fetch failed: the answer was cut short");
-  const bytes = chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks);
-  // A Buffer's memory is a plain ArrayBuffer (never shared), which is what BodyInit takes.
-  const view = new Uint8Array(bytes.buffer as ArrayBuffer, bytes.byteOffset, bytes.byteLength);
-  return new Response(view, init);
+  if (target.origin !== url.origin) headers.delete("authorization");
+  return { location: target, init: next };
 }

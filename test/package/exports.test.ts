@@ -132,6 +132,7 @@ describe("the published package", () => {
       "node:os",
       "node:path",
       "node:stream",
+      "node:zlib",
     ]);
   });
 
