@@ -122,6 +122,12 @@ async function answersPing(port: number): Promise<boolean> {
   return (await redisCommand(port, "PING").catch(() => "")) === "+PONG";
 }
 
+/** True when the server on `port` is the process `pid`. */
+async function isProcess(port: number, pid: number | undefined): Promise<boolean> {
+  const info = await redisCommand(port, "INFO server").catch(() => "");
+  return pid !== undefined && new RegExp(`^process_id:${pid}\\r?$`, "m").test(info);
+}
+
 /**
  * Starts a throwaway `redis-server` ({@link redisServerBinary}) bound to 127.0.0.1, without
  * persistence, in a temporary directory; killed if this process exits without `close()`.
@@ -178,7 +184,8 @@ export async function startRedisServer(options: RedisServerOptions = {}): Promis
     // "close", not "exit": by then its output is all read, so the reason is in it.
     spawned.once("close", (code) => (failure ??= new Error(`redis-server exited (${code})`)));
     const deadline = Date.now() + 10_000;
-    while (!(await answersPing(port))) {
+    // Ours, not another server that took the port first (ours then exits: a clash to retry).
+    while (!(await answersPing(port)) || !(await isProcess(port, spawned.pid))) {
       if (failure || Date.now() > deadline) {
         spawned.kill("SIGKILL");
         child = undefined;
