@@ -7,12 +7,12 @@ import { createStateSealer } from "../server/request-state.js";
 import type { McpStore } from "../store/types.js";
 import { createTelemetry } from "../telemetry/telemetry.js";
 import { type EndpointServices, type RequestInfo, toRequestInfo } from "./endpoint-services.js";
-import type { McpHandlerOptions } from "./handler-options.js";
-import { InFlight } from "./streams/in-flight.js";
-import { addressKey, checkIpv6Subnet } from "./guards/ip-address.js";
+import { addressKeyer, checkIpv6Subnet } from "./guards/ip-address.js";
 import { clientAddressOf } from "./guards/proxy.js";
 import { createProxyWarning } from "./guards/proxy-warning.js";
 import { RateLimit } from "./guards/rate-limit.js";
+import type { McpHandlerOptions } from "./handler-options.js";
+import { InFlight } from "./streams/in-flight.js";
 import { StreamSlots } from "./streams/stream-slots.js";
 
 /** Calls the app's `onError`, which must never change a response by failing itself. */
@@ -56,7 +56,7 @@ export function createEndpointServices<App>(
   options: McpHandlerOptions<App>,
 ): EndpointServices {
   const reportError = errorReporter(options);
-  const ipv6Subnet = checkIpv6Subnet(options.ipv6Subnet ?? 64);
+  const keyOfAddress = addressKeyer(checkIpv6Subnet(options.ipv6Subnet ?? 64), "a:");
   const telemetry = createTelemetry(options.telemetry);
   const warn = (message: string) => {
     if (options.onError) reportError(new Error(message));
@@ -104,7 +104,7 @@ export function createEndpointServices<App>(
       const address = clientAddressOf(req, hops);
       if (address === undefined) return undefined;
       noticeProxy(req);
-      return `a:${addressKey(address, ipv6Subnet)}`;
+      return keyOfAddress(address);
     },
     hideUnauthorized: options.auth?.hideUnauthorized ?? false,
     reportError,

@@ -84,6 +84,26 @@ export function addressKey(address: string, prefix: number): string {
   return `${kept.map((group) => group.toString(16)).join(":")}/${prefix}`;
 }
 
+/** How many addresses a keyer remembers before it starts over. */
+const REMEMBERED_ADDRESSES = 4096;
+
+/**
+ * `addressKey` for one prefix, after `label`, remembering the keys of recent addresses: a caller's
+ * address is read on every request it makes, and a keep-alive client makes many from the same one.
+ */
+export function addressKeyer(prefix: number, label = ""): (address: string) => string {
+  const keys = new Map<string, string>();
+  return (address) => {
+    let key = keys.get(address);
+    if (key === undefined) {
+      if (keys.size >= REMEMBERED_ADDRESSES) keys.clear();
+      key = label + addressKey(address, prefix);
+      keys.set(address, key);
+    }
+    return key;
+  };
+}
+
 /** Checks an IPv6 prefix length once, when the endpoint is created. */
 export function checkIpv6Subnet(prefix: number): number {
   if (!Number.isInteger(prefix) || prefix < 1 || prefix > 128)
