@@ -13,20 +13,20 @@ import { hasScopes, scopesFor } from "../server/access.js";
 import { isModernRequest } from "../server/modern-meta.js";
 import { McpAttributes } from "../telemetry/attributes.js";
 import { ServerOperation } from "../telemetry/server-operation.js";
-import type { Telemetry } from "../telemetry/telemetry.js";
-import { insufficientScope } from "./guards/auth-gate.js";
-import { shuttingDown } from "./streams/drain.js";
-import type { EndpointServices } from "./endpoint-services.js";
+import { metaOf, type Telemetry } from "../telemetry/telemetry.js";
 import type { Caller } from "./caller.js";
-import { type Identified, identifyCaller, type Verified } from "./guards/identify-caller.js";
 import type { Discovery } from "./discovery/serve.js";
-import type { LegacyEra } from "./legacy/types.js";
-import { handleModern } from "./modern/era.js";
+import type { EndpointServices } from "./endpoint-services.js";
+import { insufficientScope } from "./guards/auth-gate.js";
+import { type Identified, identifyCaller, type Verified } from "./guards/identify-caller.js";
 import { clientAddressOf } from "./guards/proxy.js";
 import { type RateLimit, withBudgetHeaders } from "./guards/rate-limit.js";
-import { readMessage } from "./read-message.js";
 import { checkContentTypes, checkRequest } from "./guards/request-checks.js";
+import type { LegacyEra } from "./legacy/types.js";
+import { handleModern } from "./modern/era.js";
+import { readMessage } from "./read-message.js";
 import { errorResponse, methodNotAllowed } from "./responses.js";
+import { shuttingDown } from "./streams/drain.js";
 import type { McpHttpRequest, McpHttpResponse } from "./types.js";
 
 /** The caller of a request with no app context on an endpoint without auth. */
@@ -115,6 +115,13 @@ function traced(
 ): Promise<McpHttpResponse> | McpHttpResponse {
   const telemetry = options.core.dispatchServices.telemetry;
   if (!telemetry?.live || typeof message.method !== "string" || isResponse(message))
+    return routeMessage(options, req, message, caller, verified);
+  // Propagate mode records nothing of ours: a message carrying no trace context of its own runs
+  // in the context active as it arrived, with no operation at all.
+  if (
+    !telemetry.full &&
+    !telemetry.carriesContext(metaOf(isObject(message.params) ? message.params : undefined))
+  )
     return routeMessage(options, req, message, caller, verified);
   const named = message as JsonObject & { method: string };
   return routeTraced(options, req, named, caller, verified, telemetry);

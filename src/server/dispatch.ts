@@ -218,6 +218,16 @@ function toWireError(error: unknown, env: TransportContext): McpError {
  * telemetry, the request's span is the active context while its handler runs, and ends with its
  * answer.
  */
+/**
+ * Propagate mode's message that carried no trace context has no operation of ours (it runs in the
+ * context active when it arrived), but what its handler asks the client still carries that context.
+ */
+function propagating(telemetry: Telemetry | undefined, env: TransportContext): TransportContext {
+  return telemetry && !telemetry.full && env.request && telemetry.live
+    ? tracedTransport(telemetry, env)
+    : env;
+}
+
 export function dispatch(
   server: McpServer,
   services: DispatchServices,
@@ -225,7 +235,7 @@ export function dispatch(
   env: TransportContext,
 ): Promise<JsonObject> {
   const operation = env.operation;
-  if (!operation) return answer(server, services, request, env);
+  if (!operation) return answer(server, services, request, propagating(services.telemetry, env));
   operation.claim();
   operation.describe(env.era, env.protocolVersion, env.sessionId);
   const traced = tracedTransport(services.telemetry, env);

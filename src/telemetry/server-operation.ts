@@ -35,18 +35,6 @@ export function spanContextOf(traceparent: string): SpanContext | undefined {
   return trace.isSpanContextValid(spanContext) ? spanContext : undefined;
 }
 
-/**
- * Whether `_meta` holds any key the registered propagator reads (W3C: `traceparent`,
- * `tracestate`, `baggage`): most messages carry none, and extracting from them costs more than the
- * rest of a span's setup. A propagator that names no fields is always asked.
- */
-function carriesContext(meta: JsonObject): boolean {
-  const fields = propagation.fields();
-  if (fields.length === 0) return true;
-  for (const field of fields) if (meta[field] !== undefined) return true;
-  return false;
-}
-
 /** Where a message arrived: over HTTP (TCP), or stdio (a pipe). */
 export interface Arrival {
   transport: "tcp" | "pipe";
@@ -126,7 +114,9 @@ export class ServerOperation {
     const ambient = context.active();
     const meta = metaOf(message.params);
     const carried =
-      meta && carriesContext(meta) ? propagation.extract(ambient, meta, metaGetter) : ambient;
+      meta && telemetry.carriesContext(meta)
+        ? propagation.extract(ambient, meta, metaGetter)
+        : ambient;
     if (!telemetry.full) {
       // Propagate mode: no span of ours; the handler runs in the context the message carried.
       this.#span = NOT_RECORDING;

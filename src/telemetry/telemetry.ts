@@ -9,6 +9,7 @@ import {
   type MeterProvider,
   metrics,
   ProxyTracerProvider,
+  propagation,
   type TextMapGetter,
   type TextMapSetter,
   type Tracer,
@@ -49,8 +50,6 @@ const NoopMeter = createNoopMeter().constructor;
 const NOOP_HISTOGRAM = createNoopMeter().createHistogram("mcp-mount.noop");
 /** A span that records nothing and names no trace: what propagate mode's operations hold. */
 export const NOT_RECORDING = trace.wrapSpanContext(INVALID_SPAN_CONTEXT);
-/** How often the providers are looked at again, so an SDK registered later is found. */
-const RECHECK_MS = 1_000;
 
 /** Reads the W3C keys (`traceparent`, `tracestate`, `baggage`) from a message's `params._meta`. */
 export const metaGetter: TextMapGetter<JsonObject | undefined> = {
@@ -91,7 +90,12 @@ export class Telemetry {
   #meter: Meter | undefined;
   readonly #histograms = new Map<string, Histogram>();
   #live = false;
-  #checkedAt = Number.NEGATIVE_INFINITY;
+  /** The tracer provider (a proxy's delegate) and meter provider `live` last looked at. */
+  #seenTracers: TracerProvider | undefined;
+  #seenMeters: MeterProvider | undefined;
+  /** The registered propagator's fields, read when `live` looked last. */
+  #fields: string[] = [];
+  #asked = 0;
 
   constructor(options: TelemetryOptions = {}) {
     this.#tracerProvider = options.tracerProvider;
@@ -106,31 +110,44 @@ export class Telemetry {
   /**
    * True when an SDK takes spans or metrics (registered globally, or given). Without one nothing
    * is recorded: spans and metrics are skipped outright rather than made as the API's no-ops,
-   * which cost a traced request a few microseconds for nothing. Looked at again every second.
-   * Propagate mode asks the same: without an SDK no propagator reads the context, and no span of
-   * the app's would join it.
+   * which cost a traced request a few microseconds for nothing. Asked on every message, so it
+   * compares the providers with those it saw last (an SDK registered, replaced or disabled later
+   * is noticed at once) and asks a meter only when they changed. Propagate mode asks the same:
+   * without an SDK no propagator reads the context, and no span of the app's would join it.
    */
   get live(): boolean {
-    const now = Date.now();
-    if (now - this.#checkedAt >= RECHECK_MS) {
-      this.#checkedAt = now;
-      const live = this.#sdkPresent();
-      if (live !== this.#live) {
-        // The meter taken before may be the no-op one: take it again.
-        this.#meter = undefined;
-        this.#histograms.clear();
-      }
-      this.#live = live;
+    const tracers = this.#tracerProvider ?? trace.getTracerProvider();
+    const delegate = tracers instanceof ProxyTracerProvider ? tracers.getDelegate() : tracers;
+    const meters = this.#meterProvider ?? metrics.getMeterProvider();
+    if (delegate === this.#seenTracers && meters === this.#seenMeters) return this.#live;
+    if (meters !== this.#seenMeters) {
+      // The meter taken before may be the no-op one, or another SDK's: take it again.
+      this.#meter = undefined;
+      this.#histograms.clear();
     }
+    this.#seenTracers = delegate;
+    this.#seenMeters = meters;
+    this.#fields = propagation.fields();
+    this.#live =
+      delegate !== NOOP_TRACER_PROVIDER ||
+      !(meters.getMeter(SCOPE, SCOPE_VERSION) instanceof NoopMeter);
     return this.#live;
   }
 
-  #sdkPresent(): boolean {
-    const tracers = this.#tracerProvider ?? trace.getTracerProvider();
-    const delegate = tracers instanceof ProxyTracerProvider ? tracers.getDelegate() : tracers;
-    if (delegate !== NOOP_TRACER_PROVIDER) return true;
-    const meters = this.#meterProvider ?? metrics.getMeterProvider();
-    return !(meters.getMeter(SCOPE, SCOPE_VERSION) instanceof NoopMeter);
+  /**
+   * Whether `_meta` holds a key the registered propagator reads (W3C: `traceparent`, `tracestate`,
+   * `baggage`): most messages carry none, and extracting from them costs more than the rest of a
+   * span's setup. A propagator that names no fields is always asked. The propagator's fields are
+   * read again when the providers change (an SDK registers its propagator with them) and every
+   * 1,024 messages (one registered on its own later).
+   */
+  carriesContext(meta: JsonObject | undefined): boolean {
+    if (meta === undefined) return false;
+    if ((++this.#asked & 1023) === 0) this.#fields = propagation.fields();
+    const fields = this.#fields;
+    if (fields.length === 0) return true;
+    for (const field of fields) if (meta[field] !== undefined) return true;
+    return false;
   }
 
   /** A duration histogram of the conventions (seconds, their bucket boundaries). */

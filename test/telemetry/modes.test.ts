@@ -3,7 +3,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { McpClient } from "../../src/client/index.js";
 import { createMcpHandler, type McpHandlerOptions } from "../../src/index.js";
 import { createFixtureServer } from "../helpers/fixture-server.js";
-import { call } from "../helpers/modern.js";
+import { call, viaFetch } from "../helpers/modern.js";
 import { TestOtel } from "../helpers/otel.js";
 import { type Mounted, mount } from "../helpers/transports.js";
 import { failOnUnhandled } from "../helpers/unhandled.js";
@@ -64,6 +64,31 @@ describe("telemetry modes of the handler", () => {
     expect(inner.spanContext().traceId).toBe(TRACE_ID);
     expect(inner.parentSpanContext).toMatchObject({ spanId: CALLER_SPAN, isRemote: true });
     expect(otel.spans().map((span) => span.name)).toEqual(["inner work"]);
+    expect(await otel.histogram("mcp.server.operation.duration")).toEqual([]);
+  });
+
+  it("should keep the context active as the message arrived in propagate mode when the message carries none", async () => {
+    const handler = createMcpHandler(appServer(otel), {
+      telemetry: { mode: "propagate", ...otel.providers },
+    });
+    const app = otel.tracerProvider.getTracer("app").startSpan("POST /mcp");
+    const send = viaFetch((request) =>
+      context.with(trace.setSpan(context.active(), app), () => handler.fetch(request)),
+    );
+    const { result } = await call(send, "tools/call", { name: "traced", arguments: {} });
+    app.end();
+    await handler.close();
+    expect(result.content).toEqual([{ type: "text", text: "done" }]);
+    await expect.poll(() => otel.named("inner work").length).toBe(1);
+    const inner = otel.named("inner work")[0]!;
+    expect(inner.spanContext().traceId).toBe(app.spanContext().traceId);
+    expect(inner.parentSpanContext?.spanId).toBe(app.spanContext().spanId);
+    expect(
+      otel
+        .spans()
+        .map((span) => span.name)
+        .sort(),
+    ).toEqual(["POST /mcp", "inner work"]);
     expect(await otel.histogram("mcp.server.operation.duration")).toEqual([]);
   });
 

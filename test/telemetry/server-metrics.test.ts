@@ -95,6 +95,32 @@ describe("mcp.server.operation.duration", () => {
   });
 });
 
+describe("telemetry with an SDK registered after traffic began", () => {
+  const otel = new TestOtel();
+  afterAll(() => {
+    trace.disable();
+    metrics.disable();
+  });
+
+  it("should record from the next message on, and stop when the SDK is disabled", async () => {
+    const mcp = createMcpHandler(createFixtureServer(), { secret: "s" });
+    const send = viaFetch(mcp.fetch);
+    const echo = () => call(send, "tools/call", { name: "echo", arguments: { text: "x" } });
+    await echo();
+    trace.setGlobalTracerProvider(otel.tracerProvider);
+    metrics.setGlobalMeterProvider(otel.meterProvider);
+    await echo();
+    expect(otel.named("tools/call echo")).toHaveLength(1);
+    expect((await otel.histogram(DURATION))[0]?.value.count).toBe(1);
+    trace.disable();
+    metrics.disable();
+    await echo();
+    await mcp.close();
+    expect(otel.named("tools/call echo")).toHaveLength(1);
+    expect((await otel.histogram(DURATION))[0]?.value.count).toBe(1);
+  });
+});
+
 describe("telemetry with the global providers", () => {
   const otel = new TestOtel();
   beforeAll(() => {
