@@ -5,8 +5,8 @@ import { connect } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
-import { CONTENDERS, type ContenderId, EXPRESS_CONTENDERS } from "./contenders.js";
 import { positive } from "./config.js";
+import { CONTENDERS, type ContenderId, EXPRESS_CONTENDERS } from "./contenders.js";
 import { fixed } from "./report.js";
 import { rawRequest } from "./request.js";
 import type { ReadyMessage } from "./servers/serve.js";
@@ -25,6 +25,12 @@ import type { ReadyMessage } from "./servers/serve.js";
 const WARM = Math.round(positive("BENCH_WARM", 15_000));
 const REQUESTS = Math.round(positive("BENCH_REQUESTS", 10_000));
 const START_TIMEOUT_MS = 300_000;
+// BENCH_SERVERS=bare,mcp-mount counts only those (default: both mounts and their bare hosts).
+const SERVERS = (process.env.BENCH_SERVERS?.split(",") ?? EXPRESS_CONTENDERS).map((id) => {
+  if (!(EXPRESS_CONTENDERS as readonly string[]).includes(id))
+    throw new TypeError(`BENCH_SERVERS: ${id} is not one of ${EXPRESS_CONTENDERS.join(", ")}`);
+  return id as ContenderId;
+});
 const run = promisify(execFile);
 
 /** Sends `n` requests one after another on one connection, checking each answer's status. */
@@ -119,8 +125,8 @@ const dir = mkdtempSync(join(tmpdir(), "mcp-mount-callgrind-"));
 const perRequest = new Map<ContenderId, number>();
 try {
   // Two at a time, one per core.
-  for (let i = 0; i < EXPRESS_CONTENDERS.length; i += 2) {
-    const pair = EXPRESS_CONTENDERS.slice(i, i + 2);
+  for (let i = 0; i < SERVERS.length; i += 2) {
+    const pair = SERVERS.slice(i, i + 2);
     const counts = await Promise.all(pair.map((id) => count(id, dir)));
     for (const [index, id] of pair.entries()) perRequest.set(id, counts[index]!);
     process.stderr.write(`counted ${pair.join(", ")}\n`);
@@ -138,7 +144,7 @@ console.log(
 );
 console.log("| server | instructions per request | beyond its bare host | bare ÷ this |");
 console.log("| --- | ---: | ---: | ---: |");
-for (const id of EXPRESS_CONTENDERS) {
+for (const id of SERVERS) {
   const own = perRequest.get(id)!;
   const bare = BARE_OF[id] && perRequest.get(BARE_OF[id]!);
   const beyond = bare === undefined ? "—" : `${fixed((own - bare) / 1000, 1)} k`;

@@ -3,7 +3,7 @@ import { toNodeHandler } from "../../src/adapters/node.js";
 import { serve } from "./serve.js";
 import { telemetryHandler } from "./telemetry-mode.js";
 
-// mcp-mount (from src: the tree as it is, no build) in one of seven telemetry modes, picked by
+// mcp-mount (from src: the tree as it is, no build) in one of eight telemetry modes, picked by
 // BENCH_TELEMETRY: `off` (telemetry: false), `api` (on, no SDK registered: the API's no-ops),
 // `sdk` (on, with an SDK registered globally as an app would, sampling every span and exporting
 // to nowhere), `sdk-10` (full, that SDK sampling 10% of traces, parent-based), `propagate` (that
@@ -12,7 +12,8 @@ import { telemetryHandler } from "./telemetry-mode.js";
 // and `floor` (that SDK, telemetry: false, and around each
 // HTTP request the least any instrumentation meeting the conventions must do: one SERVER span
 // with the same attributes, active while the request runs, and one duration record with the
-// metric's attributes; what the SDK itself charges for a span and a metric per request).
+// metric's attributes; what the SDK itself charges for a span and a metric per request), and
+// `floor-10`, the same with the SDK sampling 10% of traces as `sdk-10` does.
 
 const mode = process.env.BENCH_TELEMETRY;
 const { mcp, sdkRegistered } = telemetryHandler(mode);
@@ -55,7 +56,7 @@ const floorListener: typeof listener = (req, res) => {
 // instrumentation does), which turns on Node's promise hooks: every SDK mode does the same, so
 // `sdk` ÷ `sdk-off` is what our spans add to such an app.
 serve(
-  mode === "floor"
+  mode === "floor" || mode === "floor-10"
     ? (req, res) => context.with(context.active(), () => floorListener(req, res))
     : sdkRegistered
       ? (req, res) => context.with(context.active(), () => listener(req, res))

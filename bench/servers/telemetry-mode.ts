@@ -23,7 +23,16 @@ import { ECHO_DESCRIPTION } from "./serve.js";
 // mcp-mount-telemetry.ts for the modes. Shared by that server and the in-process measure.
 
 /** The modes, by the ids bench/telemetry.ts gives them. */
-export const TELEMETRY_MODES = ["off", "api", "sdk", "sdk-10", "propagate", "sdk-off", "floor"];
+export const TELEMETRY_MODES = [
+  "off",
+  "api",
+  "sdk",
+  "sdk-10",
+  "propagate",
+  "sdk-off",
+  "floor",
+  "floor-10",
+];
 
 /** Accepts every batch and drops it: the SDK's work without a collector's. */
 const dropAll = {
@@ -63,11 +72,11 @@ export function telemetryHandler(mode: string | undefined): {
   const sdkRegistered = mode !== "off" && mode !== "api";
   if (sdkRegistered)
     registerSdk(
-      mode === "sdk-10"
+      mode === "sdk-10" || mode === "floor-10"
         ? new ParentBasedSampler({ root: new TraceIdRatioBasedSampler(0.1) })
         : new AlwaysOnSampler(),
     );
-  const telemetryOff = mode === "off" || mode === "sdk-off" || mode === "floor";
+  const telemetryOff = mode === "off" || mode === "sdk-off" || mode.startsWith("floor");
   const server = new McpServer({ name: `bench-telemetry-${mode}`, version: "1.0.0" });
   server.tool(
     {
