@@ -109,13 +109,14 @@ export function createEndpointServices<App>(
     hideUnauthorized: options.auth?.hideUnauthorized ?? false,
     reportError,
     warn,
-    observe: (event) => {
-      if (!options.onRequest) return;
-      try {
-        options.onRequest(toRequestInfo(event) as RequestInfo<App>);
-      } catch (error) {
-        reportError(error);
-      }
-    },
+    ...(options.onRequest && {
+      observe: (event: Parameters<NonNullable<EndpointServices["observe"]>>[0]) => {
+        try {
+          options.onRequest?.(toRequestInfo(event) as RequestInfo<App>);
+        } catch (error) {
+          reportError(error);
+        }
+      },
+    }),
   };
 }

@@ -4,8 +4,8 @@ import type { ListenHub } from "../server/listen-hub.js";
 import type { McpServer } from "../server/mcp-server.js";
 import type { AuthInfo, Era, Implementation } from "../server/types.js";
 import { nameOf } from "./caller.js";
-import type { InFlight } from "./streams/in-flight.js";
 import type { RateLimit } from "./guards/rate-limit.js";
+import type { InFlight } from "./streams/in-flight.js";
 import type { StreamSlots } from "./streams/stream-slots.js";
 import type { McpHttpRequest } from "./types.js";
 
@@ -47,7 +47,8 @@ export interface EndpointServices {
   reportError(error: unknown, method?: string, app?: unknown): void;
   /** Tells the app about a risky setup: through `onError` when it has one, else `console.warn`. */
   warn(message: string): void;
-  observe(event: {
+  /** Tells the app's `onRequest` hook about an answered request; absent without one. */
+  observe?(event: {
     era: Era;
     method: string;
     params: JsonObject;
@@ -61,7 +62,9 @@ export interface EndpointServices {
 }
 
 /** Turns an observed request into the `onRequest` hook's shape. */
-export function toRequestInfo(event: Parameters<EndpointServices["observe"]>[0]): RequestInfo {
+export function toRequestInfo(
+  event: Parameters<NonNullable<EndpointServices["observe"]>>[0],
+): RequestInfo {
   const info: RequestInfo = {
     era: event.era,
     method: event.method,

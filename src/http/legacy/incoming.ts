@@ -117,7 +117,7 @@ export async function answerInitialize(
   const result = initializeResult(core.server, protocolVersion, core.dispatchServices.extensions);
   const headers: Record<string, string> = {};
   if (openSession) headers["mcp-session-id"] = await openSession(params, protocolVersion);
-  core.observe({
+  core.observe?.({
     era: "legacy",
     method: "initialize",
     params,
