@@ -14,6 +14,7 @@ import {
   type RedisCounts,
   startScaleCluster,
 } from "./scale-cluster.js";
+import { openAll, openSse } from "./sse.js";
 import { median, quantile } from "./stats.js";
 import { legacyWorkload } from "./workload.js";
 
@@ -56,8 +57,6 @@ const slots = 2 * changes;
 const INTERLEAVED_MAX = 9_000;
 /** Longest wait for every stream to hear one change. */
 const DELIVERY_TIMEOUT_MS = 30_000;
-/** Streams (or sessions) being opened at once. */
-const OPENING = 100;
 const CHANGE = "notifications/tools/list_changed";
 
 const log = (line: string) => process.stderr.write(`${line}\n`);
@@ -76,63 +75,21 @@ let rep = -1;
 let waiting = 0;
 let allArrived: () => void = () => {};
 
-/** Opens a long-lived SSE request; resolves once its first event (priming or ack) is read. */
-function openStream(
+/** Opens a long-lived SSE stream whose arrivals of each rep's change are timed. */
+async function openStream(
   port: number,
   method: "GET" | "POST",
   headers: Record<string, string>,
   body?: string,
 ): Promise<{ response: IncomingMessage; arrivals: number[] }> {
-  return new Promise((resolve, reject) => {
-    const arrivals = Array.from({ length: slots }, () => Number.NaN);
-    const req = httpRequest({
-      host: "127.0.0.1",
-      port,
-      path: MCP_PATH,
-      method,
-      headers,
-      agent: false,
-    });
-    req.on("error", reject);
-    req.on("response", (response) => {
-      if (response.statusCode !== 200) {
-        response.resume();
-        reject(new Error(`${method} stream: HTTP ${response.statusCode}`));
-        return;
-      }
-      response.setEncoding("utf8");
-      let buffer = "";
-      let first = true;
-      response.on("data", (chunk: string) => {
-        buffer += chunk;
-        for (let end = buffer.indexOf("\n\n"); end !== -1; end = buffer.indexOf("\n\n")) {
-          const event = buffer.slice(0, end);
-          buffer = buffer.slice(end + 2);
-          if (event.startsWith(":")) continue; // keep-alive comment
-          if (first) {
-            first = false;
-            resolve({ response, arrivals });
-          } else if (event.includes(CHANGE) && rep >= 0 && Number.isNaN(arrivals[rep]!)) {
-            arrivals[rep] = performance.now();
-            if (--waiting === 0) allArrived();
-          }
-        }
-      });
-    });
-    req.end(body);
+  const arrivals = Array.from({ length: slots }, () => Number.NaN);
+  const response = await openSse(port, method, headers, body, (event) => {
+    if (event.includes(CHANGE) && rep >= 0 && Number.isNaN(arrivals[rep]!)) {
+      arrivals[rep] = performance.now();
+      if (--waiting === 0) allArrived();
+    }
   });
-}
-
-/** Runs `open` for 0..count-1, `OPENING` at a time. */
-async function openAll<T>(count: number, open: (i: number) => Promise<T>): Promise<T[]> {
-  const opened: T[] = [];
-  for (let start = 0; start < count; start += OPENING) {
-    const batch = Array.from({ length: Math.min(OPENING, count - start) }, (_, k) =>
-      open(start + k),
-    );
-    opened.push(...(await Promise.all(batch)));
-  }
-  return opened;
+  return { response, arrivals };
 }
 
 const portOf = (cluster: Cluster, index: number) =>

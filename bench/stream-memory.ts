@@ -1,11 +1,12 @@
 import { type ChildProcess, fork } from "node:child_process";
 import { once } from "node:events";
-import { request as httpRequest, type IncomingMessage } from "node:http";
+import type { IncomingMessage } from "node:http";
 import { fileURLToPath } from "node:url";
 import { Pool } from "undici";
 import { positiveIntegers } from "./config.js";
-import { LEGACY_VERSION, MCP_PATH, REQUEST_HEADERS } from "./request.js";
+import { LEGACY_VERSION, REQUEST_HEADERS } from "./request.js";
 import type { HeapMessage } from "./servers/stream-memory-server.js";
+import { openAll, openSse } from "./sse.js";
 import { median } from "./stats.js";
 import { legacyWorkload } from "./workload.js";
 
@@ -27,7 +28,6 @@ if (host !== "node" && host !== "express")
 const HOST = host === "express" ? "Express 5" : "node:http";
 /** Issue 15: at most 4 KB of heap per idle stream beyond Node's socket cost. */
 const TARGET_BYTES = 4 * 1024;
-const OPENING = 100;
 
 const log = (line: string) => process.stderr.write(`${line}\n`);
 const SERVER = fileURLToPath(new URL("./servers/stream-memory-server.ts", import.meta.url));
@@ -56,43 +56,7 @@ async function startServer(kind: "bare" | "mcp-mount"): Promise<Server> {
   };
 }
 
-/** Opens a long-lived SSE request; resolves once its first event arrived. */
-function openStream(
-  port: number,
-  method: "GET" | "POST",
-  headers: Record<string, string>,
-  body?: string,
-): Promise<IncomingMessage> {
-  return new Promise((resolve, reject) => {
-    const req = httpRequest({
-      host: "127.0.0.1",
-      port,
-      path: MCP_PATH,
-      method,
-      headers,
-      agent: false,
-    });
-    req.on("error", reject);
-    req.on("response", (response) => {
-      if (response.statusCode !== 200) {
-        response.resume();
-        reject(new Error(`${method} stream: HTTP ${response.statusCode}`));
-        return;
-      }
-      response.once("data", () => resolve(response));
-    });
-    req.end(body);
-  });
-}
-
-async function openAll<T>(n: number, open: (i: number) => Promise<T>): Promise<T[]> {
-  const opened: T[] = [];
-  for (let start = 0; start < n; start += OPENING) {
-    const batch = Array.from({ length: Math.min(OPENING, n - start) }, (_, k) => open(start + k));
-    opened.push(...(await Promise.all(batch)));
-  }
-  return opened;
-}
+const openStream = openSse;
 
 const MODERN_VERSION = REQUEST_HEADERS["mcp-protocol-version"]!;
 const listen = (port: number) => (i: number) =>
