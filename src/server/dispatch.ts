@@ -213,12 +213,6 @@ function toWireError(error: unknown, env: TransportContext): McpError {
 }
 
 /**
- * Runs one request against the server and returns its result, decorated for the era
- * (`resultType`, serverInfo, cache hints). Throws {@link McpError} for JSON-RPC errors. With
- * telemetry, the request's span is the active context while its handler runs, and ends with its
- * answer.
- */
-/**
  * Propagate mode's message that carried no trace context has no operation of ours (it runs in the
  * context active when it arrived), but what its handler asks the client still carries that context.
  */
@@ -228,6 +222,12 @@ function propagating(telemetry: Telemetry | undefined, env: TransportContext): T
     : env;
 }
 
+/**
+ * Runs one request against the server and returns its result, decorated for the era
+ * (`resultType`, serverInfo, cache hints). Throws {@link McpError} for JSON-RPC errors. With
+ * telemetry, the request's span is the active context while its handler runs, and ends with its
+ * answer.
+ */
 export function dispatch(
   server: McpServer,
   services: DispatchServices,

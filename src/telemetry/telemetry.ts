@@ -79,10 +79,14 @@ export function metaOf(params: JsonObject | undefined): JsonObject | undefined {
  */
 export class Telemetry {
   /**
-   * The tracer our spans come from; in propagate mode the API's no-op tracer, whose spans only
-   * carry their parent's context, so anything that starts one (a task's run) records nothing.
+   * The tracer our spans come from (taken again when `live` sees another SDK); in propagate mode
+   * the API's no-op tracer, whose spans only carry their parent's context, so anything that
+   * starts one (a task's run) records nothing.
    */
-  readonly tracer: Tracer;
+  get tracer(): Tracer {
+    return this.#tracer;
+  }
+  #tracer: Tracer;
   /** True in full mode: spans and metrics of ours; false in propagate mode. */
   readonly full: boolean;
   readonly #tracerProvider: TracerProvider | undefined;
@@ -103,7 +107,7 @@ export class Telemetry {
     const tracers = this.full
       ? (options.tracerProvider ?? trace.getTracerProvider())
       : NOOP_TRACER_PROVIDER;
-    this.tracer = tracers.getTracer(SCOPE, SCOPE_VERSION);
+    this.#tracer = tracers.getTracer(SCOPE, SCOPE_VERSION);
     this.#meterProvider = options.meterProvider;
   }
 
@@ -125,6 +129,9 @@ export class Telemetry {
       this.#meter = undefined;
       this.#histograms.clear();
     }
+    // A tracer holds on to the SDK it first reached: another SDK needs another tracer.
+    if (this.full && this.#seenTracers !== undefined && delegate !== this.#seenTracers)
+      this.#tracer = tracers.getTracer(SCOPE, SCOPE_VERSION);
     this.#seenTracers = delegate;
     this.#seenMeters = meters;
     this.#fields = propagation.fields();
@@ -139,7 +146,8 @@ export class Telemetry {
    * `baggage`): most messages carry none, and extracting from them costs more than the rest of a
    * span's setup. A propagator that names no fields is always asked. The propagator's fields are
    * read again when the providers change (an SDK registers its propagator with them) and every
-   * 1,024 messages (one registered on its own later).
+   * 1,024 messages carrying `_meta`: a propagator replaced on its own later, with no provider
+   * changed, is read within that many.
    */
   carriesContext(meta: JsonObject | undefined): boolean {
     if (meta === undefined) return false;

@@ -97,12 +97,13 @@ describe("mcp.server.operation.duration", () => {
 
 describe("telemetry with an SDK registered after traffic began", () => {
   const otel = new TestOtel();
+  const other = new TestOtel();
   afterAll(() => {
     trace.disable();
     metrics.disable();
   });
 
-  it("should record from the next message on, and stop when the SDK is disabled", async () => {
+  it("should record from the next message on, stop when the SDK is disabled, and record into the next one", async () => {
     const mcp = createMcpHandler(createFixtureServer(), { secret: "s" });
     const send = viaFetch(mcp.fetch);
     const echo = () => call(send, "tools/call", { name: "echo", arguments: { text: "x" } });
@@ -115,9 +116,16 @@ describe("telemetry with an SDK registered after traffic began", () => {
     trace.disable();
     metrics.disable();
     await echo();
-    await mcp.close();
     expect(otel.named("tools/call echo")).toHaveLength(1);
     expect((await otel.histogram(DURATION))[0]?.value.count).toBe(1);
+    // Another SDK in its place gets the spans and metrics from then on.
+    trace.setGlobalTracerProvider(other.tracerProvider);
+    metrics.setGlobalMeterProvider(other.meterProvider);
+    await echo();
+    await mcp.close();
+    expect(other.named("tools/call echo")).toHaveLength(1);
+    expect((await other.histogram(DURATION))[0]?.value.count).toBe(1);
+    expect(otel.named("tools/call echo")).toHaveLength(1);
   });
 });
 
