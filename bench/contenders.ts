@@ -13,6 +13,9 @@ export const CONTENDER_IDS = [
   "express-adapter",
   "mcp-mount-legacy",
   "sdk-v1",
+  "node-adapter",
+  "mcp-mount-no-telemetry",
+  "mcp-mount-no-schema",
 ] as const;
 
 /** One of {@link CONTENDER_IDS}. */
@@ -96,6 +99,25 @@ export const CONTENDERS: Record<ContenderId, Contender> = {
     label: "official SDK v1",
     entry: entry("sdk-v1.ts"),
     workload: legacyWorkload,
+  },
+  // What each part of the mount costs, by difference (BENCH_SERVERS=…, bench:instructions).
+  "node-adapter": {
+    id: "node-adapter",
+    label: "toNodeHandler, canned answer",
+    entry: entry("node-adapter.ts"),
+    workload: modernWorkload,
+  },
+  "mcp-mount-no-telemetry": {
+    id: "mcp-mount-no-telemetry",
+    label: "mcp-mount, telemetry: false",
+    entry: entry("mcp-mount-no-telemetry.ts"),
+    workload: modernWorkload,
+  },
+  "mcp-mount-no-schema": {
+    id: "mcp-mount-no-schema",
+    label: "mcp-mount, telemetry: false, no input schema",
+    entry: entry("mcp-mount-no-schema.ts"),
+    workload: modernWorkload,
   },
 };
 

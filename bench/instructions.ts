@@ -6,10 +6,11 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import { positive } from "./config.js";
-import { CONTENDERS, type ContenderId, EXPRESS_CONTENDERS } from "./contenders.js";
+import { CONTENDERS, type ContenderId, EXPRESS_CONTENDERS, isContenderId } from "./contenders.js";
 import { fixed } from "./report.js";
 import { rawRequest } from "./request.js";
 import type { ReadyMessage } from "./servers/serve.js";
+import { modernWorkload } from "./workload.js";
 
 // Instructions per request of each server, counted by Valgrind's callgrind
 // (`npm run bench:instructions`; needs Debian's valgrind). Time on this shared 2-core machine
@@ -25,11 +26,13 @@ import type { ReadyMessage } from "./servers/serve.js";
 const WARM = Math.round(positive("BENCH_WARM", 15_000));
 const REQUESTS = Math.round(positive("BENCH_REQUESTS", 10_000));
 const START_TIMEOUT_MS = 300_000;
-// BENCH_SERVERS=bare,mcp-mount counts only those (default: both mounts and their bare hosts).
+// BENCH_SERVERS=bare,mcp-mount counts only those (default: both mounts and their bare hosts); any
+// server of the modern run may be named, e.g. node-adapter, mcp-mount-no-telemetry and
+// mcp-mount-no-schema, to see what each part of the mount costs.
 const SERVERS = (process.env.BENCH_SERVERS?.split(",") ?? EXPRESS_CONTENDERS).map((id) => {
-  if (!(EXPRESS_CONTENDERS as readonly string[]).includes(id))
-    throw new TypeError(`BENCH_SERVERS: ${id} is not one of ${EXPRESS_CONTENDERS.join(", ")}`);
-  return id as ContenderId;
+  if (!isContenderId(id) || CONTENDERS[id].workload !== modernWorkload)
+    throw new TypeError(`BENCH_SERVERS: ${id} is not a server of the modern run`);
+  return id;
 });
 const run = promisify(execFile);
 
@@ -138,6 +141,9 @@ try {
 const BARE_OF: Partial<Record<ContenderId, ContenderId>> = {
   "mcp-mount": "bare",
   "mcp-mount-express": "bare-express",
+  "node-adapter": "bare",
+  "mcp-mount-no-telemetry": "bare",
+  "mcp-mount-no-schema": "bare",
 };
 console.log(
   `\nNode ${process.version}; ${WARM} requests to warm up, then ${REQUESTS} counted, one at a time\n`,
