@@ -56,7 +56,7 @@ const floorListener: typeof listener = (req, res) => {
 // instrumentation does), which turns on Node's promise hooks: every SDK mode does the same, so
 // `sdk` ÷ `sdk-off` is what our spans add to such an app.
 serve(
-  mode === "floor" || mode === "floor-10"
+  mode?.startsWith("floor")
     ? (req, res) => context.with(context.active(), () => floorListener(req, res))
     : sdkRegistered
       ? (req, res) => context.with(context.active(), () => listener(req, res))

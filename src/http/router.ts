@@ -13,7 +13,7 @@ import { hasScopes, scopesFor } from "../server/access.js";
 import { isModernRequest } from "../server/modern-meta.js";
 import { McpAttributes } from "../telemetry/attributes.js";
 import { ServerOperation } from "../telemetry/server-operation.js";
-import { metaOf, type Telemetry } from "../telemetry/telemetry.js";
+import type { Telemetry } from "../telemetry/telemetry.js";
 import type { Caller } from "./caller.js";
 import type { Discovery } from "./discovery/serve.js";
 import type { EndpointServices } from "./endpoint-services.js";
@@ -116,12 +116,7 @@ function traced(
   const telemetry = options.core.dispatchServices.telemetry;
   if (!telemetry?.live || typeof message.method !== "string" || isResponse(message))
     return routeMessage(options, req, message, caller, verified);
-  // Propagate mode records nothing of ours: a message carrying no trace context of its own runs
-  // in the context active as it arrived, with no operation at all.
-  if (
-    !telemetry.full &&
-    !telemetry.carriesContext(metaOf(isObject(message.params) ? message.params : undefined))
-  )
+  if (telemetry.passesThrough(isObject(message.params) ? message.params : undefined))
     return routeMessage(options, req, message, caller, verified);
   const named = message as JsonObject & { method: string };
   return routeTraced(options, req, named, caller, verified, telemetry);

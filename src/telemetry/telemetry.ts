@@ -158,6 +158,15 @@ export class Telemetry {
     return false;
   }
 
+  /**
+   * True in propagate mode for a message that carries no trace context of its own: nothing of
+   * ours is recorded for it, and it runs in the context active as it arrived, so it needs no
+   * operation at all (HTTP and stdio alike).
+   */
+  passesThrough(params: JsonObject | undefined): boolean {
+    return !this.full && !this.carriesContext(metaOf(params));
+  }
+
   /** A duration histogram of the conventions (seconds, their bucket boundaries). */
   histogram(name: string, description: string): Histogram {
     if (!this.full) return NOOP_HISTOGRAM;

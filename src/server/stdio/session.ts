@@ -16,7 +16,7 @@ import { answerDepthError, paramsDepthError } from "../../protocol/params.js";
 import { PendingRequests, settleWithReply } from "../../protocol/pending-requests.js";
 import type { McpStore } from "../../store/types.js";
 import { ServerOperation } from "../../telemetry/server-operation.js";
-import { metaOf, type Telemetry } from "../../telemetry/telemetry.js";
+import type { Telemetry } from "../../telemetry/telemetry.js";
 import { LazyAbort } from "../../utils/lazy-abort.js";
 import { publishChange } from "../channels.js";
 import { type DispatchServices, dispatch } from "../dispatch.js";
@@ -126,9 +126,7 @@ export class StdioSession {
       return this.#receive(message);
     const id = isRequestId(message.id) ? message.id : undefined;
     const params = isObject(message.params) ? message.params : undefined;
-    // Propagate mode records nothing of ours: a message carrying no trace context of its own runs
-    // in the context active as it arrived, with no operation at all.
-    if (!telemetry.full && !telemetry.carriesContext(metaOf(params))) return this.#receive(message);
+    if (telemetry.passesThrough(params)) return this.#receive(message);
     const operation = new ServerOperation(
       telemetry,
       { method: message.method, id, params },
