@@ -6,6 +6,7 @@ import type { McpStore } from "../../src/store/types.js";
 import { createFixtureServer } from "../helpers/fixture-server.js";
 import { legacyCall, openSession } from "../helpers/legacy.js";
 import { call, type Send, viaFetch } from "../helpers/modern.js";
+import { startMonitor } from "../helpers/redis-monitor.js";
 import { type RedisServer, startRedisServer } from "../helpers/redis-server.js";
 
 // What a request costs in Redis on its path, counted with MONITOR on a private redis-server
@@ -24,7 +25,7 @@ const commands: string[] = [];
 beforeAll(async () => {
   server = await startRedisServer();
   redis = new Redis(server.url);
-  monitor = await new Redis(server.url).monitor();
+  monitor = await startMonitor(server.url);
   monitor.on("monitor", (_time: string, args: string[], source: string) => {
     if (source !== "lua") commands.push(args.join(" "));
   });

@@ -2,6 +2,7 @@ import { randomUUID } from "node:crypto";
 import { Cluster, Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { redisStore } from "../../src/store/redis.js";
+import { startMonitor } from "../helpers/redis-monitor.js";
 import { type RedisServer, startRedisServer } from "../helpers/redis-server.js";
 import { CONTRACT_OPTIONS, describeStoreContract } from "./contract.js";
 
@@ -51,8 +52,7 @@ describe("redisStore on a Redis Cluster", () => {
 
   it("should send a turn's appends as one script per session (hash tag), each log in order", async () => {
     const prefix = `batch:${randomUUID()}:`;
-    // MONITOR first: its connection misreads the lines of commands sent while it starts.
-    const monitor = await new Redis(server.url).monitor();
+    const monitor = await startMonitor(server.url);
     const inspector = new Redis(server.url);
     const commands: string[] = [];
     // Commands the client sent; those a script ran inside Redis come from "lua".
@@ -60,8 +60,7 @@ describe("redisStore on a Redis Cluster", () => {
       if (source !== "lua" && args.some((arg) => arg.startsWith(prefix)))
         commands.push(`${args[0]!.toLowerCase()} ${args[1]}`);
     });
-    // ...and it may resolve before it reads what follows as monitored lines (a reply it then
-    // cannot place throws): the Cluster starts once MONITOR has shown a first line.
+    // The Cluster starts once MONITOR has shown a first line.
     await inspector.echo(`${prefix}monitoring`);
     await vi.waitFor(() => expect(commands.at(-1)).toMatch(/^echo/));
     commands.length = 0;

@@ -4,6 +4,7 @@ import { Redis, type RedisOptions } from "ioredis";
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from "vitest";
 import { type RedisStoreOptions, redisStore } from "../../src/store/redis.js";
 import type { BusMessage, McpStore, SessionRecord } from "../../src/store/types.js";
+import { startMonitor } from "../helpers/redis-monitor.js";
 import { type RedisServer, startRedisServer } from "../helpers/redis-server.js";
 import { CONTRACT_OPTIONS, describeStoreContract } from "./contract.js";
 
@@ -238,7 +239,7 @@ describe("redisStore in Redis", () => {
   it("should WAIT for replicas after a session's creation and deletion, a lease's acquisition and Events writes, only", async () => {
     const prefix = `wait:${randomUUID()}:`;
     const store = makeStore({ prefix, waitReplicas: 1, waitTimeoutMs: 20 });
-    const monitor = await ready(connection()).then((redis) => redis.monitor());
+    const monitor = await startMonitor(server.url);
     const inspector = connection();
     const waits: string[] = [];
     monitor.on("monitor", (_time: string, args: string[]) => {
@@ -308,7 +309,7 @@ describe("redisStore in Redis", () => {
   it("should send the appends of one turn as one script, keeping each log in order and capped", async () => {
     const prefix = `batch:${randomUUID()}:`;
     const store = makeStore({ prefix, maxEventsPerStream: 3 });
-    const monitor = await ready(connection()).then((redis) => redis.monitor());
+    const monitor = await startMonitor(server.url);
     const inspector = connection();
     const commands: string[] = [];
     // Commands the client sent; those a script ran inside Redis come from "lua".
