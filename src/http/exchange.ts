@@ -5,7 +5,7 @@ import { dispatch } from "../server/dispatch.js";
 import type { Era, Implementation } from "../server/types.js";
 import type { Caller } from "./caller.js";
 import type { EndpointServices } from "./endpoint-services.js";
-import { errorMessage, serializeResponse } from "./responses.js";
+import { errorMessage, serializeResponse, serializeResult } from "./responses.js";
 import { shutdownError } from "./streams/in-flight.js";
 import type { McpHttpResponse } from "./types.js";
 
@@ -66,7 +66,7 @@ export function exchange(
     let answered = false;
     const answer = (
       status: number,
-      body: JsonObject,
+      serialized: { body: JsonObject; text: string },
       error?: unknown,
       headers?: Record<string, string>,
     ) => {
@@ -84,7 +84,6 @@ export function exchange(
         status,
         error,
       });
-      const serialized = serializeResponse(body, request.id, report);
       if (stream) stream.end(serialized);
       else
         resolve({
@@ -96,18 +95,25 @@ export function exchange(
     };
     const leave = core.inflight.begin(() => {
       const error = shutdownError();
-      answer(503, errorMessage(error, request.id), error, { "retry-after": "1" });
+      answer(503, serializeResponse(errorMessage(error, request.id), request.id, report), error, {
+        "retry-after": "1",
+      });
       env.abort.abort(new Error("Server is shutting down"));
     });
     dispatch(core.server, core.dispatchServices, request, env).then(
-      (result) => answer(200, { jsonrpc: "2.0", id: request.id, result }),
+      (result) => {
+        // Not serialised when a drain has answered already.
+        if (!answered) answer(200, serializeResult(result, request.id, report));
+      },
       (error: unknown) => {
+        if (answered) return;
         const known = isMcpError(error)
           ? error
           : new McpError(ErrorCode.InternalError, "Internal error");
         if (!isMcpError(error)) report(error);
         const status = policy.errorStatus(known);
-        answer(status, errorMessage(known, request.id), known, retryAfterOf(known, status));
+        const message = serializeResponse(errorMessage(known, request.id), request.id, report);
+        answer(status, message, known, retryAfterOf(known, status));
       },
     );
   });

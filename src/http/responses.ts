@@ -1,7 +1,8 @@
 import { ErrorCode, McpError } from "../protocol/errors.js";
 import type { JsonObject, RequestId } from "../protocol/messages.js";
-import type { McpHttpResponse } from "./types.js";
+import { keptText } from "../utils/json-text.js";
 import { type SseStream, sseHeaders } from "./streams/sse.js";
+import type { McpHttpResponse } from "./types.js";
 
 const JSON_HEADERS = { "content-type": "application/json" } as const;
 
@@ -64,13 +65,56 @@ export function serializeResponse(
   try {
     return { body, text: JSON.stringify(body) };
   } catch (error) {
-    onError(error);
-    const fallback = errorMessage(
-      new McpError(ErrorCode.InternalError, "Internal error: the result could not be serialised"),
-      id,
-    );
-    return { body: fallback, text: JSON.stringify(fallback) };
+    return serializationFailed(error, id, onError);
   }
+}
+
+/**
+ * {@link serializeResponse} for a result: the envelope is written around the result's own text,
+ * and a `_meta` kept as text ({@link serializedOnce}: the server's, on every modern answer) is
+ * written from it instead of serialised again, which is most of the answer to a small call.
+ */
+export function serializeResult(
+  result: JsonObject,
+  id: RequestId,
+  onError: (error: unknown) => void,
+): { body: JsonObject; text: string } {
+  const body: JsonObject = { jsonrpc: "2.0", id, result };
+  // What a handler's hook (toJSON) or a non-object might turn into: the long way.
+  if (typeof result !== "object" || result === null || "toJSON" in result)
+    return serializeResponse(body, id, onError);
+  const meta = result._meta;
+  const kept = keptText(meta);
+  let text: string;
+  try {
+    if (kept === undefined) text = JSON.stringify(result);
+    else {
+      // Left out as JSON.stringify leaves out undefined, with the result's shape unchanged.
+      result._meta = undefined;
+      try {
+        text = JSON.stringify(result);
+      } finally {
+        result._meta = meta;
+      }
+      text = `${text.length === 2 ? "{" : `${text.slice(0, -1)},`}"_meta":${kept}}`;
+    }
+  } catch (error) {
+    return serializationFailed(error, id, onError);
+  }
+  return { body, text: `{"jsonrpc":"2.0","id":${JSON.stringify(id)},"result":${text}}` };
+}
+
+function serializationFailed(
+  error: unknown,
+  id: RequestId,
+  onError: (error: unknown) => void,
+): { body: JsonObject; text: string } {
+  onError(error);
+  const fallback = errorMessage(
+    new McpError(ErrorCode.InternalError, "Internal error: the result could not be serialised"),
+    id,
+  );
+  return { body: fallback, text: JSON.stringify(fallback) };
 }
 
 /**

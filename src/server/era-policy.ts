@@ -2,6 +2,7 @@ import { ErrorCode, invalidParams, McpError } from "../protocol/errors.js";
 import type { JsonObject } from "../protocol/messages.js";
 import { isObject } from "../protocol/messages.js";
 import { MetaKey } from "../protocol/versions.js";
+import { serializedOnce } from "../utils/json-text.js";
 import type { TransportContext } from "./context.js";
 import { cacheHints, type McpServer } from "./mcp-server.js";
 import type { CacheHints, Era } from "./types.js";
@@ -26,13 +27,14 @@ export interface EraPolicy {
 /** Methods that may answer `input_required` (spec: patterns/mrtr, supported requests). */
 const MRTR_METHODS = new Set(["tools/call", "prompts/get", "resources/read"]);
 
-/** One `_meta` per server for results that carry no `_meta` of their own. */
+/** One `_meta` per server for results that carry no `_meta` of their own (server.info is frozen). */
 const serverMetas = new WeakMap<McpServer, JsonObject>();
 
 function serverMeta(server: McpServer): JsonObject {
   let meta = serverMetas.get(server);
   if (!meta) {
-    meta = Object.freeze({ [MetaKey.serverInfo]: server.info });
+    // Serialised once: it goes out on every modern answer (serializeResult).
+    meta = serializedOnce({ [MetaKey.serverInfo]: server.info });
     serverMetas.set(server, meta);
   }
   return meta;

@@ -1,4 +1,5 @@
 import type { JsonObject } from "../protocol/messages.js";
+import { frozenJsonCopy } from "../utils/json-text.js";
 import { eventsOf } from "./ext/events/registry.js";
 import type { EmitOptions, EmitResult, EventRegistration } from "./ext/events/types.js";
 import type { InferJsonSchema, PromptArgs, ToolArgs } from "./infer-args.js";
@@ -69,7 +70,8 @@ export class McpServer<App = unknown> {
 
   constructor(options: McpServerOptions) {
     const { instructions, pageSize, cache, ...info } = options;
-    this.info = info;
+    // Frozen, a copy: it goes out on every modern answer as text serialised once (era-policy.ts).
+    this.info = frozenJsonCopy(info);
     this.instructions = instructions;
     this.pageSize = pageSize ?? 100;
     this.cache = cache ?? {};
