@@ -65,8 +65,10 @@ function visible<T extends { options: { scopes?: string[] } }>(
 // more; answer() calls it inside its try, so a synchronous throw is handled there as a rejection.
 const callTool: Handler = (call) => {
   const { tool, args } = resolveTool(call.server, call.params);
-  // The call itself, completed, rather than a copy: this runs on every tools/call.
-  const toolCall = Object.assign(call, { tool, args }) satisfies ToolCall;
+  // The call itself, completed, rather than a copy (or Object.assign): on every tools/call.
+  const toolCall = call as MethodCall & ToolCall;
+  toolCall.tool = tool;
+  toolCall.args = args;
   for (const extension of call.services.extensions ?? []) {
     const takenOver = extension.callTool?.(toolCall);
     if (takenOver) return takenOver;
