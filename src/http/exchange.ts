@@ -1,8 +1,9 @@
 import { ErrorCode, isMcpError, McpError } from "../protocol/errors.js";
 import type { JsonObject, JsonRpcMessage, RequestId } from "../protocol/messages.js";
 import type { TransportContext } from "../server/context.js";
-import { dispatch } from "../server/dispatch.js";
+import { dispatchNow } from "../server/dispatch.js";
 import type { Era, Implementation } from "../server/types.js";
+import { isThenable } from "../utils/thenable.js";
 import type { Caller } from "./caller.js";
 import type { EndpointServices } from "./endpoint-services.js";
 import { errorMessage, serializeResponse, serializeResult } from "./responses.js";
@@ -44,77 +45,93 @@ export interface ExchangePolicy {
 /**
  * Runs one request and answers it: JSON unless the handler sends something first, then an SSE
  * stream that carries its messages and ends with the answer (spec: transports, sending messages).
- * A drain whose grace ends first answers for the handler, retryably, and stops it.
+ * A drain whose grace ends first answers for the handler, retryably, and stops it. The response
+ * comes without a promise when the handler answered at once (or opened its stream at once).
  */
 export function exchange(
   core: EndpointServices,
   request: { id: RequestId; method: string; params: JsonObject },
   policy: ExchangePolicy,
-): Promise<McpHttpResponse> {
+): McpHttpResponse | Promise<McpHttpResponse> {
   // Timed only for the app's onRequest hook: a clock read is not free on every machine.
   const started = core.observe ? performance.now() : 0;
   const { auth, app } = policy.caller;
   const report = (error: unknown) => core.reportError(error, request.method, app);
-  return new Promise<McpHttpResponse>((resolve) => {
-    let stream: AnswerStream | undefined;
-    const openStream = () => {
-      stream ??= policy.openStream(resolve);
-      return stream;
-    };
-    const env = policy.env(openStream);
-    if (policy.caller.operation) env.operation = policy.caller.operation;
-    let answered = false;
-    const answer = (
-      status: number,
-      serialized: { body: JsonObject; text: string },
-      error?: unknown,
-      headers?: Record<string, string>,
-    ) => {
-      if (answered) return;
-      answered = true;
-      leave();
-      core.observe?.({
-        era: policy.era,
-        method: request.method,
-        params: request.params,
-        started,
-        client: policy.client,
-        auth,
-        app,
-        status,
-        error,
-      });
-      if (stream) stream.end(serialized);
-      else
-        resolve({
-          status,
-          headers: { "content-type": "application/json", ...headers },
-          body: serialized.text,
-        });
-      policy.done?.();
-    };
-    const leave = core.inflight.begin(() => {
-      const error = shutdownError();
-      answer(503, serializeResponse(errorMessage(error, request.id), request.id, report), error, {
-        "retry-after": "1",
-      });
-      env.abort.abort(new Error("Server is shutting down"));
+  // The HTTP response: known at once, or given to the promise made once it is not.
+  let response: McpHttpResponse | undefined;
+  let respond: ((response: McpHttpResponse) => void) | undefined;
+  const deliver = (answer: McpHttpResponse) => {
+    if (respond) respond(answer);
+    else response = answer;
+  };
+  let stream: AnswerStream | undefined;
+  const openStream = () => {
+    stream ??= policy.openStream(deliver);
+    return stream;
+  };
+  const env = policy.env(openStream);
+  if (policy.caller.operation) env.operation = policy.caller.operation;
+  let answered = false;
+  const answer = (
+    status: number,
+    serialized: { body: JsonObject; text: string },
+    error?: unknown,
+    headers?: Record<string, string>,
+  ) => {
+    if (answered) return;
+    answered = true;
+    leave();
+    core.observe?.({
+      era: policy.era,
+      method: request.method,
+      params: request.params,
+      started,
+      client: policy.client,
+      auth,
+      app,
+      status,
+      error,
     });
-    dispatch(core.server, core.dispatchServices, request, env).then(
-      (result) => {
-        // Not serialised when a drain has answered already.
-        if (!answered) answer(200, serializeResult(result, request.id, report));
-      },
-      (error: unknown) => {
-        if (answered) return;
-        const known = isMcpError(error)
-          ? error
-          : new McpError(ErrorCode.InternalError, "Internal error");
-        if (!isMcpError(error)) report(error);
-        const status = policy.errorStatus(known);
-        const message = serializeResponse(errorMessage(known, request.id), request.id, report);
-        answer(status, message, known, retryAfterOf(known, status));
-      },
-    );
+    if (stream) stream.end(serialized);
+    else
+      deliver({
+        status,
+        headers: { "content-type": "application/json", ...headers },
+        body: serialized.text,
+      });
+    policy.done?.();
+  };
+  const leave = core.inflight.begin(() => {
+    const error = shutdownError();
+    answer(503, serializeResponse(errorMessage(error, request.id), request.id, report), error, {
+      "retry-after": "1",
+    });
+    env.abort.abort(new Error("Server is shutting down"));
+  });
+  const succeeded = (result: JsonObject) => {
+    // Not serialised when a drain has answered already.
+    if (!answered) answer(200, serializeResult(result, request.id, report));
+  };
+  const failed = (error: unknown) => {
+    if (answered) return;
+    const known = isMcpError(error)
+      ? error
+      : new McpError(ErrorCode.InternalError, "Internal error");
+    if (!isMcpError(error)) report(error);
+    const status = policy.errorStatus(known);
+    const message = serializeResponse(errorMessage(known, request.id), request.id, report);
+    answer(status, message, known, retryAfterOf(known, status));
+  };
+  let dispatched: JsonObject | Promise<JsonObject>;
+  try {
+    dispatched = dispatchNow(core.server, core.dispatchServices, request, env);
+  } catch (error) {
+    dispatched = Promise.reject(error);
+  }
+  if (isThenable(dispatched)) dispatched.then(succeeded, failed);
+  else succeeded(dispatched);
+  if (response) return response;
+  return new Promise<McpHttpResponse>((resolve) => {
+    respond = resolve;
   });
 }

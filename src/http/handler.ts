@@ -1,15 +1,15 @@
 import { ErrorCode, McpError } from "../protocol/errors.js";
 import type { McpServer } from "../server/mcp-server.js";
 import { memoryStore } from "../store/memory.js";
-import { createOriginGate } from "./guards/cors.js";
 import { createEndpointServices } from "./create-endpoint-services.js";
-import { drain, storeAnswers } from "./streams/drain.js";
-import type { McpHandler, McpHandlerOptions } from "./handler-options.js";
 import { createDiscovery } from "./discovery/serve.js";
-import { createLegacyEra } from "./legacy/era.js";
+import { createOriginGate } from "./guards/cors.js";
 import { asForwarded, proxyHops } from "./guards/proxy.js";
+import type { McpHandler, McpHandlerOptions } from "./handler-options.js";
+import { createLegacyEra } from "./legacy/era.js";
 import { errorResponse } from "./responses.js";
 import { createRouter } from "./router.js";
+import { drain, storeAnswers } from "./streams/drain.js";
 import type { McpHttpRequest, McpHttpResponse } from "./types.js";
 import { fromWebRequest, toWebResponse } from "./web.js";
 
@@ -66,21 +66,11 @@ export function createMcpHandler<App = unknown>(
   const isPublic = discovery && ((req: McpHttpRequest) => discovery.match(req) !== undefined);
   const gate = createOriginGate(server.tools, options.allowedOrigins, options.cors, isPublic);
 
-  async function routeSafely(req: McpHttpRequest, originAllowed: boolean) {
-    try {
-      return await route(req, originAllowed);
-    } catch (error) {
-      // Last line of defence: one request's failure never reaches the process or another request.
-      core.reportError(error);
-      return internalError();
-    }
-  }
-
   // The origin gate is outermost, so every answer (refusals, 401, 413, 429, 503, 500) gets CORS.
   async function handle(received: McpHttpRequest): Promise<McpHttpResponse> {
     const req = hops > 0 ? asForwarded(received, hops) : received;
     try {
-      return await gate(req, routeSafely);
+      return await gate(req, route);
     } catch (error) {
       // An allowedOrigins function threw: the origin is not known to be allowed, so no CORS.
       core.reportError(error);

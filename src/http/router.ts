@@ -14,6 +14,7 @@ import { isModernRequest } from "../server/modern-meta.js";
 import { McpAttributes } from "../telemetry/attributes.js";
 import { ServerOperation } from "../telemetry/server-operation.js";
 import type { Telemetry } from "../telemetry/telemetry.js";
+import { isThenable } from "../utils/thenable.js";
 import type { Caller } from "./caller.js";
 import type { Discovery } from "./discovery/serve.js";
 import type { EndpointServices } from "./endpoint-services.js";
@@ -61,27 +62,36 @@ export function createRouter(
   const checks = { ...options, info: core.server.info, allow };
   const warnUnbound = unboundContextWarning(core, auth);
 
+  // Awaits what may be a promise, inside the try: a failure anywhere is this request's 500.
   return async (req, originAllowed) => {
-    // While draining, only what finishes work already here gets through: a session's replies to
-    // server requests and its cancellations (POSTs without an id, told apart in routeMessage).
-    if (options.draining() && (req.method !== "POST" || req.header("mcp-session-id") === null))
-      return shuttingDown();
-    const refused = checkRequest(req, originAllowed, checks);
-    if (refused) return refused;
-    if (req.context) warnUnbound();
-    // Only what needs it awaits: most requests carry no app context and meet no auth.
-    const identified =
-      req.context || auth ? await identifyCaller(req, auth, core.reportError) : ANONYMOUS;
-    if ("response" in identified) return identified.response;
-    const { caller, verified } = identified;
-    if (legacy && req.method === "GET") return legacy.get(req, caller.auth);
-    if (legacy && req.method === "DELETE") return legacy.delete(req, caller.auth);
-    if (req.method !== "POST") return methodNotAllowed(allow);
-    const unacceptable = checkContentTypes(req);
-    if (unacceptable) return unacceptable;
-    const read = readMessage(await req.body(options.maxBodyBytes), options.maxBodyBytes);
-    if ("response" in read) return read.response;
-    return traced(options, req, read.message, caller, verified);
+    try {
+      // While draining, only what finishes work already here gets through: a session's replies
+      // to server requests and its cancellations (POSTs without an id, told apart in routeMessage).
+      if (options.draining() && (req.method !== "POST" || req.header("mcp-session-id") === null))
+        return shuttingDown();
+      const refused = checkRequest(req, originAllowed, checks);
+      if (refused) return await refused;
+      if (req.context) warnUnbound();
+      // Only what needs it awaits: most requests carry no app context and meet no auth.
+      const identified =
+        req.context || auth ? await identifyCaller(req, auth, core.reportError) : ANONYMOUS;
+      if ("response" in identified) return identified.response;
+      const { caller, verified } = identified;
+      if (legacy && req.method === "GET") return await legacy.get(req, caller.auth);
+      if (legacy && req.method === "DELETE") return await legacy.delete(req, caller.auth);
+      if (req.method !== "POST") return methodNotAllowed(allow);
+      const unacceptable = checkContentTypes(req);
+      if (unacceptable) return unacceptable;
+      const read = readMessage(await req.body(options.maxBodyBytes), options.maxBodyBytes);
+      if ("response" in read) return read.response;
+      const routed = traced(options, req, read.message, caller, verified);
+      // A request answered at once (most tool calls) is not awaited: no trip through the queue.
+      return isThenable(routed) ? await routed : routed;
+    } catch (error) {
+      // Last line of defence: one request's failure never reaches the process or another request.
+      core.reportError(error);
+      return errorResponse(500, new McpError(ErrorCode.InternalError, "Internal error"));
+    }
   };
 }
 

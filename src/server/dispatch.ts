@@ -14,11 +14,12 @@ import {
   inputRequiredResult,
   needsInput,
   openRound,
+  type Round,
   type RoundStateOptions,
 } from "./multi-round.js";
 import { paginate } from "./pagination.js";
 import { toPromptResult, toReadResult } from "./results.js";
-import { resolveTool, runTool } from "./tools.js";
+import { resolveTool, runToolNow } from "./tools.js";
 import { tracedTransport } from "./traced-transport.js";
 import type { CacheHints, HandlerContext } from "./types.js";
 
@@ -48,7 +49,7 @@ interface MethodCall {
   era: EraPolicy;
 }
 
-type Handler = (call: MethodCall) => Promise<JsonObject>;
+type Handler = (call: MethodCall) => JsonObject | Promise<JsonObject>;
 
 /** The registrations a list shows to this caller. */
 function visible<T extends { options: { scopes?: string[] } }>(
@@ -73,7 +74,7 @@ const callTool: Handler = (call) => {
     const takenOver = extension.callTool?.(toolCall);
     if (takenOver) return takenOver;
   }
-  return runTool(tool, args, call.ctx, call.env);
+  return runToolNow(tool, args, call.ctx, call.env);
 };
 
 const getPrompt: Handler = async ({ server, ctx, params }) => {
@@ -226,9 +227,9 @@ function propagating(telemetry: Telemetry | undefined, env: TransportContext): T
 
 /**
  * Runs one request against the server and returns its result, decorated for the era
- * (`resultType`, serverInfo, cache hints). Throws {@link McpError} for JSON-RPC errors. With
- * telemetry, the request's span is the active context while its handler runs, and ends with its
- * answer.
+ * (`resultType`, serverInfo, cache hints). Rejects with {@link McpError} for JSON-RPC errors.
+ * With telemetry, the request's span is the active context while its handler runs, and ends
+ * with its answer.
  */
 export function dispatch(
   server: McpServer,
@@ -236,31 +237,53 @@ export function dispatch(
   request: DispatchRequest,
   env: TransportContext,
 ): Promise<JsonObject> {
+  try {
+    return Promise.resolve(dispatchNow(server, services, request, env));
+  } catch (error) {
+    return Promise.reject(error);
+  }
+}
+
+/**
+ * {@link dispatch} without a promise where none is needed: a handler that answers at once (a
+ * tool whose validators and handler are synchronous) is answered at once, and a JSON-RPC error
+ * may be thrown rather than rejected. Each promise resolved with a result costs a lookup of its
+ * `then`, and each await a trip through the microtask queue, on every request.
+ */
+export function dispatchNow(
+  server: McpServer,
+  services: DispatchServices,
+  request: DispatchRequest,
+  env: TransportContext,
+): JsonObject | Promise<JsonObject> {
   const operation = env.operation;
   if (!operation) return answer(server, services, request, propagating(services.telemetry, env));
   operation.claim();
   operation.describe(env.era, env.protocolVersion, env.sessionId);
   const traced = tracedTransport(services.telemetry, env);
-  return operation
-    .run(() => answer(server, services, request, traced))
-    .then(
-      (result) => {
-        operation.end({ result });
-        return result;
-      },
-      (error: unknown) => {
-        operation.end(isMcpError(error) ? { error } : { exception: error });
-        throw error;
-      },
-    );
+  const ended = (result: JsonObject) => {
+    operation.end({ result });
+    return result;
+  };
+  const failed = (error: unknown): never => {
+    operation.end(isMcpError(error) ? { error } : { exception: error });
+    throw error;
+  };
+  let answered: JsonObject | Promise<JsonObject>;
+  try {
+    answered = operation.run(() => answer(server, services, request, traced));
+  } catch (error) {
+    return failed(error);
+  }
+  return isThenable(answered) ? answered.then(ended, failed) : ended(answered);
 }
 
-async function answer(
+function answer(
   server: McpServer,
   services: DispatchServices,
   request: DispatchRequest,
   env: TransportContext,
-): Promise<JsonObject> {
+): JsonObject | Promise<JsonObject> {
   const handler = handlerOf(server, services, request.method);
   if (!handler) {
     throw new McpError(ErrorCode.MethodNotFound, `Method not found: ${request.method}`);
@@ -269,24 +292,73 @@ async function answer(
   const opened = era.multiRound(request.method, env)
     ? openRound(services, request, env)
     : undefined;
-  // A first round is known at once: only a retry's redeeming is awaited.
-  const round = isThenable(opened) ? await opened : opened;
+  // A first round is known at once: only a retry's redeeming is waited for.
+  return isThenable(opened)
+    ? opened.then((round) => inRound(server, services, request, env, era, handler, round))
+    : inRound(server, services, request, env, era, handler, opened);
+}
+
+/** Runs the handler in `round` (none outside multi round-trips) and decorates its result. */
+function inRound(
+  server: McpServer,
+  services: DispatchServices,
+  request: DispatchRequest,
+  env: TransportContext,
+  era: EraPolicy,
+  handler: Handler,
+  round: Round | undefined,
+): JsonObject | Promise<JsonObject> {
   if (round) env.operation?.round(round.number, round.previous);
   const ctx = createContext(env, request, round?.inputs, round?.state ?? {});
-  const { params } = request;
-  let result: JsonObject;
+  const call: MethodCall = { server, ctx, params: request.params, env, services, era };
+  let returned: JsonObject | Promise<JsonObject>;
   try {
-    result = await handler({ server, ctx, params, env, services, era });
+    returned = handler(call);
   } catch (error) {
-    // A handler that asked for missing inputs ends the round, whatever it threw.
-    if (!needsInput(round)) throw toWireError(error, env);
+    return handlerFailed(call, request, round, error);
   }
-  if (needsInput(round)) {
-    env.operation?.inputRequired(Object.keys(round.inputs.pending));
-    const asked = await inputRequiredResult(services, request, env, round, ctx.state);
-    return era.decorate(server, asked);
-  }
+  return isThenable(returned)
+    ? returned.then(
+        (result) => decorated(call, request, round, result),
+        (error: unknown) => handlerFailed(call, request, round, error),
+      )
+    : decorated(call, request, round, returned);
+}
+
+/** The handler's result for the wire, or, when it asked for missing inputs, the round's end. */
+function decorated(
+  { server, env, services, era, ctx }: MethodCall,
+  request: DispatchRequest,
+  round: Round | undefined,
+  result: JsonObject,
+): JsonObject | Promise<JsonObject> {
+  if (needsInput(round)) return askForInputs(server, services, request, env, era, round, ctx);
   if (request.method === "resources/read")
-    era.withCache(result!, resourceHints(server, params.uri as string), env);
-  return era.decorate(server, result!);
+    era.withCache(result, resourceHints(server, request.params.uri as string), env);
+  return era.decorate(server, result);
+}
+
+function handlerFailed(
+  { server, env, services, era, ctx }: MethodCall,
+  request: DispatchRequest,
+  round: Round | undefined,
+  error: unknown,
+): Promise<JsonObject> {
+  // A handler that asked for missing inputs ends the round, whatever it threw.
+  if (!needsInput(round)) throw toWireError(error, env);
+  return askForInputs(server, services, request, env, era, round, ctx);
+}
+
+async function askForInputs(
+  server: McpServer,
+  services: DispatchServices,
+  request: DispatchRequest,
+  env: TransportContext,
+  era: EraPolicy,
+  round: Round,
+  ctx: HandlerContext,
+): Promise<JsonObject> {
+  env.operation?.inputRequired(Object.keys(round.inputs.pending));
+  const asked = await inputRequiredResult(services, request, env, round, ctx.state);
+  return era.decorate(server, asked);
 }

@@ -6,6 +6,7 @@ import { isThenable } from "../utils/thenable.js";
 import { InputRequiredSignal, type TransportContext } from "./context.js";
 import type { McpServer, RegisteredTool } from "./mcp-server.js";
 import { toolError, toToolResult } from "./results.js";
+import type { Validation } from "./schema.js";
 import type { HandlerContext, ToolResult } from "./types.js";
 
 /** The tool a `tools/call` names, and its arguments; InvalidParams when either is wrong. */
@@ -23,7 +24,7 @@ export function resolveTool(
 
 /**
  * Runs a tool: validates its arguments, calls its handler, validates its structured output.
- * Failures of the tool's own work are `isError` results; JSON-RPC errors are thrown.
+ * Failures of the tool's own work are `isError` results; JSON-RPC errors are thrown (rejected).
  */
 export async function runTool(
   tool: RegisteredTool,
@@ -31,40 +32,103 @@ export async function runTool(
   ctx: HandlerContext,
   env: TransportContext,
 ): Promise<JsonObject> {
-  let input: unknown = args;
-  if (tool.input) {
-    // Awaited only when it is a promise: most validators and handlers answer at once, and each
-    // await is a trip through the microtask queue on every call.
-    const validation = tool.input.validate(args);
-    const checked = isThenable(validation) ? await validation : validation;
-    if (!checked.ok)
-      return toolError(`Invalid arguments for tool ${tool.options.name}: ${checked.message}`);
-    input = checked.value;
+  return runToolNow(tool, args, ctx, env);
+}
+
+/**
+ * {@link runTool} without a promise where none is needed: a tool whose validators and handler
+ * answer at once is answered at once (each promise resolved with a result costs a lookup of its
+ * `then`, and each await a trip through the microtask queue). JSON-RPC errors may be thrown.
+ */
+export function runToolNow(
+  tool: RegisteredTool,
+  args: JsonObject,
+  ctx: HandlerContext,
+  env: TransportContext,
+): JsonObject | Promise<JsonObject> {
+  if (!tool.input) return callHandler(tool, args, ctx, env);
+  const validation = tool.input.validate(args);
+  return isThenable(validation)
+    ? Promise.resolve(validation).then((checked) => validated(tool, checked, ctx, env))
+    : validated(tool, validation, ctx, env);
+}
+
+function validated(
+  tool: RegisteredTool,
+  checked: Validation,
+  ctx: HandlerContext,
+  env: TransportContext,
+): JsonObject | Promise<JsonObject> {
+  if (!checked.ok)
+    return toolError(`Invalid arguments for tool ${tool.options.name}: ${checked.message}`);
+  return callHandler(tool, checked.value as JsonObject, ctx, env);
+}
+
+function callHandler(
+  tool: RegisteredTool,
+  input: JsonObject,
+  ctx: HandlerContext,
+  env: TransportContext,
+): JsonObject | Promise<JsonObject> {
+  let returned: unknown;
+  try {
+    returned = tool.handler(input, ctx);
+  } catch (error) {
+    return failed(tool, error, env);
   }
+  if (isThenable(returned)) {
+    return Promise.resolve(returned).then(
+      (value) => returnedResult(tool, value, ctx, env),
+      (error: unknown) => failed(tool, error, env),
+    );
+  }
+  return returnedResult(tool, returned, ctx, env);
+}
+
+/** What the handler returned, as a checked result (a value it cannot be is the tool's failure). */
+function returnedResult(
+  tool: RegisteredTool,
+  value: unknown,
+  ctx: HandlerContext,
+  env: TransportContext,
+): JsonObject | Promise<JsonObject> {
   let result: ToolResult;
   try {
-    const returned = tool.handler(input as JsonObject, ctx);
-    result = toToolResult(isThenable(returned) ? await returned : returned, ctx.era);
+    result = toToolResult(value, ctx.era);
   } catch (error) {
-    if (error instanceof InputRequiredSignal || isMcpError(error) || env.abort.aborted) throw error;
-    env.onError?.(error);
-    const message = error instanceof Error ? error.message : String(error);
-    return toolError(`Tool ${tool.options.name} failed: ${message}`);
+    return failed(tool, error, env);
   }
-  if (tool.output && !result.isError) {
-    const validation =
-      result.structuredContent === undefined
-        ? { ok: false as const, message: "no structured content" }
-        : tool.output.validate(result.structuredContent);
-    const checked = isThenable(validation) ? await validation : validation;
-    if (!checked.ok) {
-      const error = new Error(
-        `Tool ${tool.options.name} returned invalid structured content: ${checked.message}`,
-      );
-      env.onError?.(error);
-      return toolError(error.message);
-    }
+  if (!tool.output || result.isError) return shallowCopy(result);
+  const validation =
+    result.structuredContent === undefined
+      ? { ok: false as const, message: "no structured content" }
+      : tool.output.validate(result.structuredContent);
+  return isThenable(validation)
+    ? Promise.resolve(validation).then((checked) => checkedOutput(tool, result, checked, env))
+    : checkedOutput(tool, result, validation, env);
+}
+
+function checkedOutput(
+  tool: RegisteredTool,
+  result: ToolResult,
+  checked: Validation,
+  env: TransportContext,
+): JsonObject {
+  if (!checked.ok) {
+    const error = new Error(
+      `Tool ${tool.options.name} returned invalid structured content: ${checked.message}`,
+    );
+    env.onError?.(error);
+    return toolError(error.message);
   }
   // A copy: the era decorates it, and a handler may return the same object every time.
   return shallowCopy(result);
+}
+
+/** A handler's failure: JSON-RPC errors, input requests and cancellation go on; the rest is the tool's. */
+function failed(tool: RegisteredTool, error: unknown, env: TransportContext): JsonObject {
+  if (error instanceof InputRequiredSignal || isMcpError(error) || env.abort.aborted) throw error;
+  env.onError?.(error);
+  const message = error instanceof Error ? error.message : String(error);
+  return toolError(`Tool ${tool.options.name} failed: ${message}`);
 }

@@ -6,11 +6,11 @@ import type { TransportContext } from "../../server/context.js";
 import { isStreamMethod } from "../../server/extension.js";
 import type { Implementation } from "../../server/types.js";
 import { LazyAbort } from "../../utils/lazy-abort.js";
-import type { EndpointServices } from "../endpoint-services.js";
 import type { Caller } from "../caller.js";
+import type { EndpointServices } from "../endpoint-services.js";
 import { exchange } from "../exchange.js";
 import { errorResponse } from "../responses.js";
-import { sseHeaders, SseStream } from "../streams/sse.js";
+import { SseStream, sseHeaders } from "../streams/sse.js";
 import { granted } from "../streams/stream-slots.js";
 import type { McpHttpResponse } from "../types.js";
 import type { LegacyStream } from "./stream.js";
@@ -90,7 +90,7 @@ export function runLegacyRequest(
   const untrack = host.track(String(request.id), abort);
   const primes = peer.protocolVersion >= PRIMING_VERSION;
   let stream: LegacyStream | undefined;
-  return exchange(
+  const answered = exchange(
     core,
     { id: request.id, method: request.method, params: request.params ?? {} },
     {
@@ -131,6 +131,7 @@ export function runLegacyRequest(
       },
     },
   );
+  return Promise.resolve(answered);
 }
 
 /** What the dispatcher gets of a legacy request; `stream()` opens its SSE stream on first use. */

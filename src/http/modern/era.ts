@@ -8,15 +8,15 @@ import { type ListenFilter, listenSink, parseListenFilter } from "../../server/l
 import { type ModernMeta, readModernMeta, unsupportedVersion } from "../../server/modern-meta.js";
 import type { AuthInfo } from "../../server/types.js";
 import { LazyAbort } from "../../utils/lazy-abort.js";
-import { onClientGone } from "../streams/client-gone.js";
-import type { EndpointServices } from "../endpoint-services.js";
 import type { Caller } from "../caller.js";
+import type { EndpointServices } from "../endpoint-services.js";
 import { exchange } from "../exchange.js";
-import { validateMirroredHeaders, validateVersionHeader } from "./headers.js";
 import { errorResponse, inBandStatus, sseResponse } from "../responses.js";
+import { onClientGone } from "../streams/client-gone.js";
 import { SseStream, sseHeaders } from "../streams/sse.js";
 import { granted } from "../streams/stream-slots.js";
 import type { McpHttpRequest, McpHttpResponse } from "../types.js";
+import { validateMirroredHeaders, validateVersionHeader } from "./headers.js";
 
 /**
  * Serves one modern-era (2026-07-28) message: stateless, everything from the request. Not async:
@@ -109,7 +109,7 @@ function run(
   meta: ModernMeta,
   caller: Caller,
   release?: () => void,
-): Promise<McpHttpResponse> {
+): McpHttpResponse | Promise<McpHttpResponse> {
   const abort = new LazyAbort();
   const stopWatching = onClientGone(req, () => abort.abort(new Error("client went away")));
   return exchange(core, request, {
