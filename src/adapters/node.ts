@@ -1,6 +1,6 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
-import { onClientGone } from "../http/streams/client-gone.js";
 import type { McpHandler } from "../http/handler.js";
+import { onClientGone } from "../http/streams/client-gone.js";
 import { MAX_BUFFERED, type SseStream, type SseTarget } from "../http/streams/sse.js";
 import type { McpHttpRequest, McpHttpResponse } from "../http/types.js";
 import { respondAndDrain } from "./node-drain.js";
@@ -87,6 +87,12 @@ function isStreamed(response: McpHttpResponse): boolean {
   );
 }
 
+/** Writes a response whose body is whole: sized, not chunked, one write as a plain JSON responder does. */
+function writeWhole(res: ServerResponse, response: McpHttpResponse, body: string | null): void {
+  res.writeHead(response.status, body === null ? response.headers : sized(response, body));
+  res.end(body ?? undefined);
+}
+
 /**
  * Writes a transport-neutral response, honouring backpressure on streamed bodies. Given the
  * request it answers (the one {@link fromNodeRequest} made), a streamed response also ends when
@@ -104,9 +110,7 @@ export async function writeNodeResponse(
   }
   const { body } = response;
   if (body === null || typeof body === "string") {
-    // Sized, not chunked: one write of headers and body, as a plain JSON responder does.
-    res.writeHead(response.status, body === null ? response.headers : sized(response, body));
-    res.end(body ?? undefined);
+    writeWhole(res, response, body);
     return;
   }
   const reader = body.getReader();
@@ -195,6 +199,10 @@ export function toNodeHandler<App = unknown>(
     // A refused body is still arriving: answer without resetting the connection under it.
     if (response.status === 413 || (response.headers.connection === "close" && !req.readableEnded))
       return respondAndDrain(req, res, response);
-    await writeNodeResponse(res, response);
+    // A whole body (most answers) is written here and now: no promise for it. (An SSE answer's
+    // body is not read to tell: that would build its stream.)
+    const body = response.sse === undefined ? response.body : undefined;
+    if (body === null || typeof body === "string") writeWhole(res, response, body);
+    else await writeNodeResponse(res, response);
   };
 }

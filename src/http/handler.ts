@@ -63,18 +63,27 @@ export function createMcpHandler<App = unknown>(
     discovery,
     draining: () => closing,
   });
-  const isPublic = discovery && ((req: McpHttpRequest) => discovery.match(req) !== undefined);
-  const gate = createOriginGate(server.tools, options.allowedOrigins, options.cors, isPublic);
+  const isPublic = discovery && ((req: McpHttpRequest) => discovery.match(req.url) !== undefined);
+  // An allowedOrigins function threw: the origin is not known to be allowed, so no CORS.
+  const gateFailed = (error: unknown) => {
+    core.reportError(error);
+    return internalError();
+  };
+  const gate = createOriginGate(
+    server.tools,
+    options.allowedOrigins,
+    options.cors,
+    isPublic,
+    gateFailed,
+  );
 
   // The origin gate is outermost, so every answer (refusals, 401, 413, 429, 503, 500) gets CORS.
-  async function handle(received: McpHttpRequest): Promise<McpHttpResponse> {
-    const req = hops > 0 ? asForwarded(received, hops) : received;
+  // Not async: neither the gate nor the router rejects, so there is no promise of its own here.
+  function handle(received: McpHttpRequest): Promise<McpHttpResponse> {
     try {
-      return await gate(req, route);
+      return gate(hops > 0 ? asForwarded(received, hops) : received, route);
     } catch (error) {
-      // An allowedOrigins function threw: the origin is not known to be allowed, so no CORS.
-      core.reportError(error);
-      return internalError();
+      return Promise.resolve(gateFailed(error));
     }
   }
 

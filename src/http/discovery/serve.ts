@@ -48,8 +48,8 @@ const CACHE_CONTROL = "public, max-age=3600";
 
 /** The endpoint's discovery documents: its Server Card and the AI Catalog that points to it. */
 export interface Discovery {
-  /** The document `req` asks for; undefined for every other request (checked on each). */
-  match(req: McpHttpRequest): Target | undefined;
+  /** The document a request to `url` asks for; undefined for every other (checked on each). */
+  match(url: string): Target | undefined;
   /** Answers a request {@link match} claimed. */
   serve(req: McpHttpRequest, target: Target): Promise<McpHttpResponse> | McpHttpResponse;
 }
@@ -127,9 +127,8 @@ export function createDiscovery(
   };
 }
 
-/** Which document a request's path names, if any; cheap for the requests that name none. */
-function match(req: McpHttpRequest): Target | undefined {
-  const { url } = req;
+/** Which document a request URL's path names, if any; cheap for the requests that name none. */
+function match(url: string): Target | undefined {
   if (!url.includes(CARD_SUFFIX) && !url.includes(AI_CATALOG)) return undefined;
   const { pathname } = new URL(url);
   if (pathname === AI_CATALOG) return { doc: "catalog", media: "application/ai-catalog+json" };

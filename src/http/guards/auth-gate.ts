@@ -34,9 +34,14 @@ export function metadataUrlOf(resource: string): string {
 
 /** True when the request asks for a Protected Resource Metadata document. */
 export function isMetadataRequest(req: McpHttpRequest): boolean {
+  return isMetadataUrl(req.url);
+}
+
+/** {@link isMetadataRequest} for a request URL already read (a getter on some hosts). */
+export function isMetadataUrl(url: string): boolean {
   // Cheap test first: this runs on every request.
-  if (!req.url.includes(WELL_KNOWN)) return false;
-  const { pathname } = new URL(req.url);
+  if (!url.includes(WELL_KNOWN)) return false;
+  const { pathname } = new URL(url);
   return pathname === WELL_KNOWN || pathname.startsWith(`${WELL_KNOWN}/`);
 }
 

@@ -1,9 +1,9 @@
 import { ErrorCode, McpError } from "../../protocol/errors.js";
 import type { RegisteredTool } from "../../server/registry.js";
-import { isMetadataRequest } from "./auth-gate.js";
-import { type AllowedOrigins, checkAllowedOrigins, isOriginAllowed } from "./origin.js";
 import { errorResponse } from "../responses.js";
 import type { McpHttpRequest, McpHttpResponse } from "../types.js";
+import { isMetadataRequest } from "./auth-gate.js";
+import { type AllowedOrigins, checkAllowedOrigins, isOriginAllowed } from "./origin.js";
 
 /**
  * Options of the endpoint's CORS answers (the origins themselves are `allowedOrigins`).
@@ -63,7 +63,11 @@ export type OriginCheckedRoute = (
   originAllowed: boolean,
 ) => Promise<McpHttpResponse>;
 
-/** The endpoint's outermost layer: the Origin verdict, preflights, and CORS on every answer. */
+/**
+ * The endpoint's outermost layer: the Origin verdict, preflights, and CORS on every answer. It
+ * does not reject when `route` does not: a failure of its own (an `allowedOrigins` function
+ * that throws) is answered by `failed`.
+ */
 export type OriginGate = (
   req: McpHttpRequest,
   route: OriginCheckedRoute,
@@ -83,7 +87,8 @@ export function createOriginGate(
   tools: ReadonlyMap<string, RegisteredTool>,
   allowedOrigins: AllowedOrigins | undefined,
   cors: CorsOptions | false | undefined,
-  isPublic?: (req: McpHttpRequest) => boolean,
+  isPublic: ((req: McpHttpRequest) => boolean) | undefined,
+  failed: (error: unknown) => McpHttpResponse,
 ): OriginGate {
   checkAllowedOrigins(allowedOrigins);
   const options = cors === false ? undefined : checkedCors(cors ?? {}, allowedOrigins);
@@ -91,7 +96,7 @@ export function createOriginGate(
   return (req, route) => {
     const origin = req.header("origin");
     if (origin === null) return route(req, true);
-    return gateBrowser(req, route, origin);
+    return gateBrowser(req, route, origin).catch(failed);
   };
 
   async function gateBrowser(

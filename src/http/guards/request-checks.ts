@@ -1,12 +1,12 @@
 import type { McpAuth } from "../../auth/types.js";
 import { ErrorCode, McpError } from "../../protocol/errors.js";
 import type { Implementation } from "../../server/types.js";
-import { isMetadataRequest, serveMetadata } from "./auth-gate.js";
 import type { Discovery } from "../discovery/serve.js";
 import { isBrowserVisit, landingPage } from "../landing-page.js";
-import { isHostAllowed } from "./origin.js";
 import { errorResponse } from "../responses.js";
 import type { McpHttpRequest, McpHttpResponse } from "../types.js";
+import { isMetadataUrl, serveMetadata } from "./auth-gate.js";
+import { isHostAllowed } from "./origin.js";
 
 /** What the checks every request passes before anything else need to know. */
 export interface RequestCheckOptions {
@@ -42,21 +42,23 @@ export function checkRequest(
       ),
     );
   }
+  // Read once: a getter that builds the string on some hosts.
+  const { url } = req;
   // Public, and read cross-origin by browser clients: served before the Origin check.
-  if (isMetadataRequest(req)) {
+  if (isMetadataUrl(url)) {
     if (auth && (!auth.app || auth.app.acceptsBearer)) return serveMetadata(auth, req);
     return errorResponse(
       404,
       new McpError(ErrorCode.InvalidRequest, "This endpoint does not use OAuth"),
     );
   }
-  const document = options.discovery?.match(req);
+  const document = options.discovery?.match(url);
   if (document) return options.discovery!.serve(req, document);
   if (!originAllowed) {
     return errorResponse(403, new McpError(ErrorCode.InvalidRequest, "Origin not allowed"));
   }
   if (req.method === "GET" && isBrowserVisit(req))
-    return landingPage(req.url, auth ? undefined : options.info, options.allow);
+    return landingPage(url, auth ? undefined : options.info, options.allow);
   return undefined;
 }
 
