@@ -35,6 +35,11 @@ const SERVERS = (process.env.BENCH_SERVERS?.split(",") ?? EXPRESS_CONTENDERS).ma
   return id;
 });
 const run = promisify(execFile);
+// V8 compiles and collects garbage on threads of its own, whose share of a counted window moves
+// with how valgrind schedules them (a third of all instructions here, and ±3% of the total from
+// run to run): `--single-threaded` does that work on the main thread, the same work counted the
+// same way each run. BENCH_V8_THREADS=1 counts V8 as it runs by default.
+const V8_FLAGS = process.env.BENCH_V8_THREADS === "1" ? [] : ["--single-threaded"];
 
 /** Sends `n` requests one after another on one connection, checking each answer's status. */
 async function sequential(port: number, n: number, firstId: number): Promise<void> {
@@ -86,6 +91,7 @@ async function count(id: ContenderId, dir: string): Promise<number> {
       "--smc-check=all-non-file",
       `--callgrind-out-file=${join(dir, `${id}.%p`)}`,
       process.execPath,
+      ...V8_FLAGS,
       "--import",
       import.meta.resolve("tsx"),
       contender.entry,
