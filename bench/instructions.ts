@@ -14,10 +14,10 @@ import { modernWorkload } from "./workload.js";
 
 // Instructions per request of each server, counted by Valgrind's callgrind
 // (`npm run bench:instructions`; needs Debian's valgrind). Time on this shared 2-core machine
-// moves by 20-50% between runs; an instruction count moves by 1-2% between runs (up to 3% for the
-// Express servers, whose garbage collections land inside or outside the counted window, more
-// with other work on the machine), so it shows what a change to the code did when the timings
-// cannot. It is not time: the same
+// moves by 20-50% between runs; an instruction count, with V8 on one thread (V8_FLAGS below),
+// repeats to within 0.2% (1-3% with V8's threads, whose garbage collections and compilations
+// land inside or outside the counted window), so it shows what a change to the code did when
+// the timings cannot. It is not time: the same
 // instructions cost more where caches miss more (Express's per-request garbage). Each server runs
 // under callgrind in its own process, takes BENCH_WARM requests to warm up, has its counters
 // zeroed, then takes BENCH_REQUESTS more, one at a time on one keep-alive connection (so every

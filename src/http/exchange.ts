@@ -113,11 +113,12 @@ export function exchange(
     if (!answered) answer(200, serializeResult(result, request.id, report));
   };
   const failed = (error: unknown) => {
+    // Reported even when a drain has answered already: it is still the server's failure.
+    if (!isMcpError(error)) report(error);
     if (answered) return;
     const known = isMcpError(error)
       ? error
       : new McpError(ErrorCode.InternalError, "Internal error");
-    if (!isMcpError(error)) report(error);
     const status = policy.errorStatus(known);
     const message = serializeResponse(errorMessage(known, request.id), request.id, report);
     answer(status, message, known, retryAfterOf(known, status));

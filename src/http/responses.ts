@@ -71,8 +71,10 @@ export function serializeResponse(
 
 /**
  * {@link serializeResponse} for a result: the envelope is written around the result's own text,
- * and a `_meta` kept as text ({@link serializedOnce}: the server's, on every modern answer) is
- * written from it instead of serialised again, which is most of the answer to a small call.
+ * and a `_meta` kept as text (`serializedOnce`: the server's, on every modern answer) is written
+ * from it, last among the result's keys, instead of serialised again: that is most of the answer
+ * to a small call. The JSON is the same as JSON.stringify's; where `_meta` was not the last key
+ * of the result (a handler's non-object `_meta` replaced), only the order of keys differs.
  */
 export function serializeResult(
   result: JsonObject,

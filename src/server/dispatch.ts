@@ -62,8 +62,9 @@ function visible<T extends { options: { scopes?: string[] } }>(
   return all.filter((item) => hasScopes(granted, item.options.scopes));
 }
 
-// Not async: it hands on runTool's promise (or an extension's) rather than wrapping it in one
-// more; answer() calls it inside its try, so a synchronous throw is handled there as a rejection.
+// Not async: it hands on what runToolNow answers (a result, or a promise of one only when the tool
+// needs it) or an extension's promise; inRound() calls it inside its try, so a synchronous throw
+// is handled there as a rejection would be.
 const callTool: Handler = (call) => {
   const { tool, args } = resolveTool(call.server, call.params);
   // The call itself, completed, rather than a copy (or Object.assign): on every tools/call.
@@ -317,8 +318,9 @@ function inRound(
   } catch (error) {
     return handlerFailed(call, request, round, error);
   }
+  // Promise.resolve: a thenable of someone else's may not answer with a promise of its own.
   return isThenable(returned)
-    ? returned.then(
+    ? Promise.resolve(returned).then(
         (result) => decorated(call, request, round, result),
         (error: unknown) => handlerFailed(call, request, round, error),
       )

@@ -7,8 +7,9 @@ import { serializedOnce } from "../../src/utils/json-text.js";
 import { call, viaFetch } from "../helpers/modern.js";
 
 // A result's text is written around its own serialisation, with a `_meta` kept as text (the
-// server's, on every modern answer) spliced in: it must read exactly as JSON.stringify of the
-// whole message would, and leave the result as it found it.
+// server's, on every modern answer) spliced in last: where `_meta` is the result's last key (as
+// decorate leaves it) it must read exactly as JSON.stringify of the whole message would, else
+// parse to the same message; and it must leave the result as it found it.
 describe("serializeResult", () => {
   const meta = serializedOnce({
     "io.modelcontextprotocol/serverInfo": { name: "s", version: "1" },

@@ -24,8 +24,8 @@ function standard(answer: "now" | "later" | "throws") {
   };
 }
 
-// A tool's handler and its input validator may answer at once or later: runTool awaits only
-// what is a promise or another thenable, and takes the rest as the answer itself.
+// A tool's handler and its input validator may answer at once or later: runToolNow waits only
+// for what is a promise or another thenable, and takes the rest as the answer itself.
 function answersServer(): McpServer {
   const server = new McpServer({ name: "answers", version: "1.0.0" });
   server.tool({ name: "now", input: TEXT }, ({ text }) => `now ${text}`);

@@ -90,47 +90,52 @@ export function runLegacyRequest(
   const untrack = host.track(String(request.id), abort);
   const primes = peer.protocolVersion >= PRIMING_VERSION;
   let stream: LegacyStream | undefined;
-  const answered = exchange(
-    core,
-    { id: request.id, method: request.method, params: request.params ?? {} },
-    {
-      era: "legacy",
-      client: peer.clientInfo,
-      caller,
-      // JSON-RPC errors travel as 200 in this era, so clients read them as errors, not
-      // transport failures; a rate limit is 429 as when it is met before the request runs.
-      errorStatus: (error) => (error.code === ErrorCode.RateLimited ? 429 : 200),
-      openStream(answer) {
-        const opened = host.openStream(request.id);
-        stream = opened;
-        const writer = new SseStream();
-        opened.attach(writer);
-        if (endsWithConnection)
-          writer.onClose(() => abort.abort(new Error("client closed the stream")));
-        if (primes) opened.prime(writer);
-        answer({ status: 200, headers: sseHeaders(), body: writer.readable });
-        return {
-          send: (message) => opened.send(message),
-          writable: () => opened.writable(),
-          // Logged with the end, so a client resuming on another process gets it at once.
-          end({ body }) {
-            opened.send(body as never);
-            host.finishStream(opened);
-          },
-        };
+  let answered: McpHttpResponse | Promise<McpHttpResponse>;
+  try {
+    answered = exchange(
+      core,
+      { id: request.id, method: request.method, params: request.params ?? {} },
+      {
+        era: "legacy",
+        client: peer.clientInfo,
+        caller,
+        // JSON-RPC errors travel as 200 in this era, so clients read them as errors, not
+        // transport failures; a rate limit is 429 as when it is met before the request runs.
+        errorStatus: (error) => (error.code === ErrorCode.RateLimited ? 429 : 200),
+        openStream(answer) {
+          const opened = host.openStream(request.id);
+          stream = opened;
+          const writer = new SseStream();
+          opened.attach(writer);
+          if (endsWithConnection)
+            writer.onClose(() => abort.abort(new Error("client closed the stream")));
+          if (primes) opened.prime(writer);
+          answer({ status: 200, headers: sseHeaders(), body: writer.readable });
+          return {
+            send: (message) => opened.send(message),
+            writable: () => opened.writable(),
+            // Logged with the end, so a client resuming on another process gets it at once.
+            end({ body }) {
+              opened.send(body as never);
+              host.finishStream(opened);
+            },
+          };
+        },
+        env: (open) =>
+          legacyTransport(core, run, abort, () => {
+            open();
+            return stream!;
+          }),
+        done() {
+          untrack();
+          slot?.();
+          host.done();
+        },
       },
-      env: (open) =>
-        legacyTransport(core, run, abort, () => {
-          open();
-          return stream!;
-        }),
-      done() {
-        untrack();
-        slot?.();
-        host.done();
-      },
-    },
-  );
+    );
+  } catch (error) {
+    return Promise.reject(error);
+  }
   return Promise.resolve(answered);
 }
 

@@ -20,8 +20,9 @@ import { validateMirroredHeaders, validateVersionHeader } from "./headers.js";
 
 /**
  * Serves one modern-era (2026-07-28) message: stateless, everything from the request. Not async:
- * a refusal is answered at once and a call hands on its exchange's promise, with no promise of
- * its own around it (the router, which awaits it, turns a throw into a 500).
+ * a refusal is answered at once and a call hands on what its exchange answers (the response
+ * itself when the handler answered at once, else its promise), with no promise of its own around
+ * it (the router, which awaits a promise, turns a throw into a 500).
  */
 export function handleModern(
   core: EndpointServices,
