@@ -1,5 +1,5 @@
-import { createMcpHandler, type McpHttpRequest } from "mcp-mount";
-import { MCP_PATH, REQUEST_HEADERS, requestBody } from "./request.js";
+import { createMcpHandler } from "mcp-mount";
+import { inProcessRequest } from "./request.js";
 import { cannedMcp } from "./servers/canned.js";
 import { createEchoServer } from "./servers/echo-server.js";
 
@@ -15,24 +15,7 @@ const handler =
         secret: "bench-secret-0123456789abcdef",
       });
 const calls = Number(process.env.BENCH_LOOP_CALLS);
-const HEADERS: Record<string, string> = { ...REQUEST_HEADERS, host: "127.0.0.1" };
-const never = new AbortController().signal;
-
-function request(id: number): McpHttpRequest {
-  const text = requestBody(id);
-  return {
-    method: "POST",
-    url: `http://127.0.0.1${MCP_PATH}`,
-    header: (name) => HEADERS[name] ?? null,
-    body: async () => ({ kind: "text", text }),
-    signal: never,
-    onAbort: () => {},
-    localAddress: "127.0.0.1",
-    remoteAddress: "127.0.0.1",
-  };
-}
-
 for (let id = 1; id <= calls; id++) {
-  const response = await handler.handle(request(id));
+  const response = await handler.handle(inProcessRequest(id));
   if (response.status !== 200) throw new Error(`handle answered ${response.status}`);
 }

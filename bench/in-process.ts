@@ -4,14 +4,14 @@ import { createServer, IncomingMessage, type RequestListener, ServerResponse } f
 import { type AddressInfo, connect } from "node:net";
 import { fileURLToPath } from "node:url";
 import express from "express";
-import { createMcpHandler, type McpHttpRequest } from "mcp-mount";
+import { createMcpHandler } from "mcp-mount";
 import { toExpress } from "mcp-mount/express";
 import { toNodeHandler } from "mcp-mount/node";
 import { shareShape } from "../src/adapters/shared-shape.js";
 import { shallowCopy } from "../src/utils/shallow-copy.js";
 import { positive } from "./config.js";
 import { fixed } from "./report.js";
-import { MCP_PATH, REQUEST_HEADERS, rawRequest, requestBody } from "./request.js";
+import { inProcessRequest, MCP_PATH, rawRequest } from "./request.js";
 import { cannedListener, cannedMcp } from "./servers/canned.js";
 import { createEchoServer } from "./servers/echo-server.js";
 import { median } from "./stats.js";
@@ -54,23 +54,8 @@ function nanosPer(n: number, run: (i: number) => unknown): number {
 }
 
 // 1. mcp.handle() with a request object that costs nothing to read.
-const HEADERS: Record<string, string> = { ...REQUEST_HEADERS, host: "127.0.0.1" };
-const never = new AbortController().signal;
-function fakeRequest(id: number): McpHttpRequest {
-  const text = requestBody(id);
-  return {
-    method: "POST",
-    url: `http://127.0.0.1${MCP_PATH}`,
-    header: (name) => HEADERS[name] ?? null,
-    body: async () => ({ kind: "text", text }),
-    signal: never,
-    onAbort: () => {},
-    localAddress: "127.0.0.1",
-    remoteAddress: "127.0.0.1",
-  };
-}
 const handleCall = async (i: number) => {
-  const response = await mcp.handle(fakeRequest(i));
+  const response = await mcp.handle(inProcessRequest(i));
   if (response.status !== 200) throw new Error(`handle answered ${response.status}`);
 };
 

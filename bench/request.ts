@@ -1,3 +1,5 @@
+import type { McpHttpRequest } from "mcp-mount";
+
 /** The path every contender serves MCP on. */
 export const MCP_PATH = "/mcp";
 
@@ -116,4 +118,25 @@ export function verifyEchoResponse(
   if (block?.type !== "text" || block.text !== ECHO_TEXT) {
     fail(`expected a text content block "${ECHO_TEXT}"`);
   }
+}
+
+const IN_PROCESS_HEADERS: Record<string, string> = { ...REQUEST_HEADERS, host: "127.0.0.1" };
+const never = new AbortController().signal;
+
+/**
+ * The modern tools/call with JSON-RPC id `id` as `mcp.handle()` takes it, from a request object
+ * that costs nothing to read (the in-process benchmarks: no socket, no host).
+ */
+export function inProcessRequest(id: number): McpHttpRequest {
+  const text = requestBody(id);
+  return {
+    method: "POST",
+    url: `http://127.0.0.1${MCP_PATH}`,
+    header: (name) => IN_PROCESS_HEADERS[name] ?? null,
+    body: async () => ({ kind: "text", text }),
+    signal: never,
+    onAbort: () => {},
+    localAddress: "127.0.0.1",
+    remoteAddress: "127.0.0.1",
+  };
 }

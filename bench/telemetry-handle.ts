@@ -1,6 +1,5 @@
 import { context } from "@opentelemetry/api";
-import type { McpHttpRequest } from "../src/index.js";
-import { MCP_PATH, REQUEST_HEADERS, requestBody } from "./request.js";
+import { inProcessRequest } from "./request.js";
 import { telemetryHandler } from "./servers/telemetry-mode.js";
 
 // One telemetry mode's CPU per `mcp.handle()` of an echo tools/call, no socket: the package's
@@ -10,29 +9,11 @@ import { telemetryHandler } from "./servers/telemetry-mode.js";
 
 const requests = Number(process.env.BENCH_HANDLE_REQUESTS ?? 20_000);
 const { mcp, sdkRegistered } = telemetryHandler(process.argv[2]);
-const headers: Record<string, string> = { ...REQUEST_HEADERS, host: "127.0.0.1" };
-const never = new AbortController().signal;
-
-/** A request that costs nothing to read. */
-function request(id: number): McpHttpRequest {
-  const text = requestBody(id);
-  return {
-    method: "POST",
-    url: `http://127.0.0.1${MCP_PATH}`,
-    header: (name) => headers[name] ?? null,
-    body: async () => ({ kind: "text", text }),
-    signal: never,
-    onAbort: () => {},
-    localAddress: "127.0.0.1",
-    remoteAddress: "127.0.0.1",
-  };
-}
-
 /** CPU per call, in µs; each call in its own async context when an SDK is registered, as an app's. */
 async function cpuPerCall(): Promise<number> {
   const start = process.cpuUsage();
   for (let i = 0; i < requests; i++) {
-    const handle = () => mcp.handle(request(i));
+    const handle = () => mcp.handle(inProcessRequest(i));
     const response = await (sdkRegistered ? context.with(context.active(), handle) : handle());
     if (response.status !== 200) throw new Error(`handle answered ${response.status}`);
   }
