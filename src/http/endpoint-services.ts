@@ -1,7 +1,7 @@
 import type { JsonObject } from "../protocol/messages.js";
-import type { DispatchServices } from "../server/dispatch.js";
 import type { ListenHub } from "../server/listen-hub.js";
 import type { McpServer } from "../server/mcp-server.js";
+import type { DispatchServices } from "../server/method-handlers.js";
 import type { AuthInfo, Era, Implementation } from "../server/types.js";
 import { nameOf } from "./caller.js";
 import type { RateLimit } from "./guards/rate-limit.js";

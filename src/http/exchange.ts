@@ -17,6 +17,27 @@ function retryAfterOf(error: McpError, status: number): Record<string, string> |
   return { "retry-after": String(data.retryAfter) };
 }
 
+function internalError(): McpError {
+  return new McpError(ErrorCode.InternalError, "Internal error");
+}
+
+/** Runs `run`, then hands what it answers (at once or later) to `succeeded`, or its failure to `failed`. */
+function settle<T>(
+  run: () => T | Promise<T>,
+  succeeded: (value: T) => void,
+  failed: (error: unknown) => void,
+): void {
+  let outcome: T | Promise<T>;
+  try {
+    outcome = run();
+  } catch (error) {
+    failed(error);
+    return;
+  }
+  if (isThenable(outcome)) outcome.then(succeeded, failed);
+  else succeeded(outcome);
+}
+
 /** Where a request's messages go once it answers with an SSE stream. */
 export interface AnswerStream {
   /** A message related to the request (a notification, a legacy server request). */
@@ -116,21 +137,12 @@ export function exchange(
     // Reported even when a drain has answered already: it is still the server's failure.
     if (!isMcpError(error)) report(error);
     if (answered) return;
-    const known = isMcpError(error)
-      ? error
-      : new McpError(ErrorCode.InternalError, "Internal error");
+    const known = isMcpError(error) ? error : internalError();
     const status = policy.errorStatus(known);
     const message = serializeResponse(errorMessage(known, request.id), request.id, report);
     answer(status, message, known, retryAfterOf(known, status));
   };
-  let dispatched: JsonObject | Promise<JsonObject>;
-  try {
-    dispatched = dispatchNow(core.server, core.dispatchServices, request, env);
-  } catch (error) {
-    dispatched = Promise.reject(error);
-  }
-  if (isThenable(dispatched)) dispatched.then(succeeded, failed);
-  else succeeded(dispatched);
+  settle(() => dispatchNow(core.server, core.dispatchServices, request, env), succeeded, failed);
   if (response) return response;
   return new Promise<McpHttpResponse>((resolve) => {
     respond = resolve;

@@ -30,6 +30,9 @@ import type {
 } from "./types.js";
 import { parseUriTemplate } from "./uri-template.js";
 
+/** The lists a registration changes. */
+type ListKind = "tools" | "prompts" | "resources";
+
 export type {
   ChangeEvent,
   McpServerOptions,
@@ -281,12 +284,7 @@ export class McpServer<App = unknown> {
     return eventsOf(this).emit(name, data, options);
   }
 
-  #register<T>(
-    map: Map<string, T>,
-    key: string,
-    entry: T,
-    kind: "tools" | "prompts" | "resources",
-  ): Registration {
+  #register<T>(map: Map<string, T>, key: string, entry: T, kind: ListKind): Registration {
     map.set(key, entry);
     this.#emit({ kind });
     return {

@@ -2,9 +2,9 @@ import { ErrorCode, invalidParams, isMcpError, McpError } from "../../protocol/e
 import type { JsonObject, JsonRpcNotification, JsonRpcRequest } from "../../protocol/messages.js";
 import { paramsDepthError } from "../../protocol/params.js";
 import { principalKey } from "../../server/access.js";
-import { hasMethod } from "../../server/dispatch.js";
 import { isStreamMethod, servedListenFlags } from "../../server/extension.js";
 import { type ListenFilter, listenSink, parseListenFilter } from "../../server/listen-hub.js";
+import { hasMethod } from "../../server/method-handlers.js";
 import { type ModernMeta, readModernMeta, unsupportedVersion } from "../../server/modern-meta.js";
 import type { AuthInfo } from "../../server/types.js";
 import { LazyAbort } from "../../utils/lazy-abort.js";

@@ -1,8 +1,8 @@
 import { ErrorCode, invalidParams, isMcpError, McpError } from "../../protocol/errors.js";
 import type { JsonRpcRequest } from "../../protocol/messages.js";
-import { hasMethod } from "../dispatch.js";
 import { servedListenFlags } from "../extension.js";
 import { type ListenFilter, listenSink, parseListenFilter } from "../listen-hub.js";
+import { hasMethod } from "../method-handlers.js";
 import { type ModernMeta, readModernMeta, unsupportedVersion } from "../modern-meta.js";
 import type { StdioChannel } from "./channel.js";
 
