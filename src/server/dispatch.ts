@@ -15,7 +15,6 @@ import {
 } from "./method-handlers.js";
 import { inputRequiredResult, needsInput, openRound, type Round } from "./multi-round.js";
 import { tracedTransport } from "./traced-transport.js";
-import type { HandlerContext } from "./types.js";
 
 /** A handler's failure as the client sees it: JSON-RPC errors as they are, the rest internal. */
 function toWireError(error: unknown, env: TransportContext): McpError {
@@ -143,36 +142,34 @@ function inRound(
 
 /** The handler's result for the wire, or, when it asked for missing inputs, the round's end. */
 function decorated(
-  { server, env, services, era, ctx }: MethodCall,
+  call: MethodCall,
   request: DispatchRequest,
   round: Round | undefined,
   result: JsonObject,
 ): JsonObject | Promise<JsonObject> {
-  if (needsInput(round)) return askForInputs(server, services, request, env, era, round, ctx);
+  if (needsInput(round)) return askForInputs(call, request, round);
+  const { server, env, era } = call;
   if (request.method === "resources/read")
     era.withCache(result, resourceHints(server, request.params.uri as string), env);
   return era.decorate(server, result);
 }
 
 function handlerFailed(
-  { server, env, services, era, ctx }: MethodCall,
+  call: MethodCall,
   request: DispatchRequest,
   round: Round | undefined,
   error: unknown,
 ): Promise<JsonObject> {
   // A handler that asked for missing inputs ends the round, whatever it threw.
-  if (!needsInput(round)) throw toWireError(error, env);
-  return askForInputs(server, services, request, env, era, round, ctx);
+  if (!needsInput(round)) throw toWireError(error, call.env);
+  return askForInputs(call, request, round);
 }
 
+/** Ends a round whose handler asked for inputs the client has not given: `input_required`. */
 async function askForInputs(
-  server: McpServer,
-  services: DispatchServices,
+  { server, services, env, era, ctx }: MethodCall,
   request: DispatchRequest,
-  env: TransportContext,
-  era: EraPolicy,
   round: Round,
-  ctx: HandlerContext,
 ): Promise<JsonObject> {
   env.operation?.inputRequired(Object.keys(round.inputs.pending));
   const asked = await inputRequiredResult(services, request, env, round, ctx.state);
