@@ -15,16 +15,22 @@ import { modernWorkload } from "./workload.js";
 // Instructions per request of each server, counted by Valgrind's callgrind
 // (`npm run bench:instructions`; needs Debian's valgrind). Time on this shared 2-core machine
 // moves by 20-50% between runs; an instruction count, with V8 on one thread (V8_FLAGS below),
-// repeats to within 0.2% (1-3% with V8's threads, whose garbage collections and compilations
-// land inside or outside the counted window), so it shows what a change to the code did when
-// the timings cannot. It is not time: the same
-// instructions cost more where caches miss more (Express's per-request garbage). Each server runs
-// under callgrind in its own process, takes BENCH_WARM requests to warm up, has its counters
-// zeroed, then takes BENCH_REQUESTS more, one at a time on one keep-alive connection (so every
-// request meets the same event-loop path), and the count of those is divided by their number.
+// repeats to within 0.2%, so it shows what a change to the code did when the timings cannot. It
+// is not time: the same instructions cost more where caches miss more (Express's per-request
+// garbage). Each server runs under callgrind in its own process, takes BENCH_WARM requests to
+// warm up, has its counters zeroed, then takes windows of BENCH_REQUESTS more, one at a time on
+// one keep-alive connection (so every request meets the same event-loop path), each window
+// counted on its own, until two windows in a row agree to within 0.5% (at most BENCH_WINDOWS):
+// their mean is the steady cost per request. The first windows after a warm-up still carry V8's
+// last optimisations and a collection of the warm-up's garbage (bare node:http: 172.8 k, 98.4 k,
+// then 94.1 k, 94.0 k, 94.0 k), which one window alone spreads over its requests and so reports
+// a ratio to bare that moves with the window's length.
 
 const WARM = Math.round(positive("BENCH_WARM", 15_000));
 const REQUESTS = Math.round(positive("BENCH_REQUESTS", 10_000));
+const MAX_WINDOWS = Math.max(2, Math.round(positive("BENCH_WINDOWS", 8)));
+/** Two windows in a row within this fraction of each other: the count is steady. */
+const STEADY = 0.005;
 const START_TIMEOUT_MS = 300_000;
 // BENCH_SERVERS=bare,mcp-mount counts only those (default: both mounts and their bare hosts); any
 // server of the modern run may be named, e.g. node-adapter, mcp-mount-no-telemetry and
@@ -81,8 +87,14 @@ async function sequential(port: number, n: number, firstId: number): Promise<voi
   }
 }
 
+/** A server's counts per request, window by window, and the steady cost (undefined: never). */
+interface Counted {
+  windows: number[];
+  steady: number | undefined;
+}
+
 /** Instructions per request of contender `id`, served under callgrind. */
-async function count(id: ContenderId, dir: string): Promise<number> {
+async function count(id: ContenderId, dir: string): Promise<Counted> {
   const contender = CONTENDERS[id];
   const child = spawn(
     "valgrind",
@@ -92,6 +104,8 @@ async function count(id: ContenderId, dir: string): Promise<number> {
       `--callgrind-out-file=${join(dir, `${id}.%p`)}`,
       process.execPath,
       ...V8_FLAGS,
+      // E.g. --perf-basic-prof, to look JIT code up by address in the dumps (BENCH_KEEP).
+      ...(process.env.BENCH_NODE_FLAGS?.split(" ").filter(Boolean) ?? []),
       "--import",
       import.meta.resolve("tsx"),
       contender.entry,
@@ -114,12 +128,20 @@ async function count(id: ContenderId, dir: string): Promise<number> {
     const pid = String(child.pid);
     await sequential(ready.port, WARM, 1);
     await run("callgrind_control", ["--zero", pid]);
-    await sequential(ready.port, REQUESTS, WARM + 1);
-    await run("callgrind_control", ["--dump", pid]);
-    const dump = readFileSync(join(dir, `${id}.${pid}.1`), "utf8");
-    const totals = /^totals:\s+(\d+)/m.exec(dump) ?? /^summary:\s+(\d+)/m.exec(dump);
-    if (!totals) throw new Error(`no totals in ${id}'s callgrind dump`);
-    return Number(totals[1]) / REQUESTS;
+    const windows: number[] = [];
+    for (let w = 1; w <= MAX_WINDOWS; w++) {
+      await sequential(ready.port, REQUESTS, WARM + 1 + (w - 1) * REQUESTS);
+      // A dump holds what was counted since the last one: this window alone.
+      await run("callgrind_control", ["--dump", pid]);
+      const dump = readFileSync(join(dir, `${id}.${pid}.${w}`), "utf8");
+      const totals = /^(?:totals|summary):\s+(\d+)/m.exec(dump);
+      if (!totals) throw new Error(`no totals in ${id}'s callgrind dump`);
+      windows.push(Number(totals[1]) / REQUESTS);
+      const [previous, last] = windows.slice(-2);
+      if (previous !== undefined && Math.abs(last! - previous) <= STEADY * previous)
+        return { windows, steady: (previous + last!) / 2 };
+    }
+    return { windows, steady: undefined };
   } finally {
     clearTimeout(timer);
     if (child.exitCode === null && child.signalCode === null) {
@@ -130,18 +152,19 @@ async function count(id: ContenderId, dir: string): Promise<number> {
   }
 }
 
-const dir = mkdtempSync(join(tmpdir(), "mcp-mount-callgrind-"));
-const perRequest = new Map<ContenderId, number>();
+const dir = process.env.BENCH_KEEP ?? mkdtempSync(join(tmpdir(), "mcp-mount-callgrind-"));
+const counted = new Map<ContenderId, Counted>();
 try {
   // Two at a time, one per core.
   for (let i = 0; i < SERVERS.length; i += 2) {
     const pair = SERVERS.slice(i, i + 2);
     const counts = await Promise.all(pair.map((id) => count(id, dir)));
-    for (const [index, id] of pair.entries()) perRequest.set(id, counts[index]!);
+    for (const [index, id] of pair.entries()) counted.set(id, counts[index]!);
     process.stderr.write(`counted ${pair.join(", ")}\n`);
   }
 } finally {
-  rmSync(dir, { recursive: true, force: true });
+  // BENCH_KEEP=dir keeps the dumps there, one per window (for callgrind_annotate).
+  if (!process.env.BENCH_KEEP) rmSync(dir, { recursive: true, force: true });
 }
 
 const BARE_OF: Partial<Record<ContenderId, ContenderId>> = {
@@ -151,15 +174,17 @@ const BARE_OF: Partial<Record<ContenderId, ContenderId>> = {
   "mcp-mount-no-telemetry": "bare",
   "mcp-mount-no-schema": "bare",
 };
+const k = (n: number) => `${fixed(n / 1000, 1)} k`;
 console.log(
-  `\nNode ${process.version}; ${WARM} requests to warm up, then ${REQUESTS} counted, one at a time\n`,
+  `\nNode ${process.version}; ${WARM} requests to warm up, then windows of ${REQUESTS}, one request at a time, until two in a row agree to ${STEADY * 100}%\n`,
 );
-console.log("| server | instructions per request | beyond its bare host | bare ÷ this |");
-console.log("| --- | ---: | ---: | ---: |");
+console.log("| server | windows (per request) | steady | beyond its bare host | this ÷ bare |");
+console.log("| --- | --- | ---: | ---: | ---: |");
 for (const id of SERVERS) {
-  const own = perRequest.get(id)!;
-  const bare = BARE_OF[id] && perRequest.get(BARE_OF[id]!);
-  const beyond = bare === undefined ? "—" : `${fixed((own - bare) / 1000, 1)} k`;
-  const ratio = bare === undefined ? "—" : fixed(bare / own, 2);
-  console.log(`| ${CONTENDERS[id].label} | ${fixed(own / 1000, 1)} k | ${beyond} | ${ratio} |`);
+  const { windows, steady } = counted.get(id)!;
+  const bare = BARE_OF[id] && counted.get(BARE_OF[id]!)?.steady;
+  const known = steady !== undefined && bare !== undefined;
+  console.log(
+    `| ${CONTENDERS[id].label} | ${windows.map(k).join(", ")} | ${steady === undefined ? "not steady" : k(steady)} | ${known ? k(steady - bare) : "—"} | ${known ? fixed(steady / bare, 2) : "—"} |`,
+  );
 }
