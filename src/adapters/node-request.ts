@@ -39,6 +39,7 @@ export class NodeHttpRequest implements McpHttpRequest {
   readonly #req: NodeRequest;
   readonly #headers: IncomingHttpHeaders;
   readonly #socket: Socket;
+  readonly #connection: Connection;
   readonly #abort = new LazyAbort();
   /** This request on its connection's list of unanswered ones, while it watches the connection. */
   #watch: Link<NodeHttpRequest> | undefined;
@@ -50,8 +51,11 @@ export class NodeHttpRequest implements McpHttpRequest {
     this.#socket = req.socket;
     this.context = context;
     this.method = req.method ?? "GET";
-    this.localAddress = this.#socket.localAddress;
-    this.remoteAddress = this.#socket.remoteAddress;
+    // Read once per connection: Node's getters cost a call into its handle's bookkeeping each.
+    const connection = connectionOf(this.#socket);
+    this.#connection = connection;
+    this.localAddress = connection.localAddress;
+    this.remoteAddress = connection.remoteAddress;
   }
 
   /** The client left before the answer was written. */
@@ -68,7 +72,7 @@ export class NodeHttpRequest implements McpHttpRequest {
   watchConnection(): void {
     const socket = this.#socket;
     if (socket.destroyed) this.disconnected();
-    else this.#watch = unansweredOn(socket).add(this);
+    else this.#watch = this.#connection.watch(this);
   }
 
   /** Stops watching the connection (the answer is known, or its stream has ended). */
@@ -81,8 +85,7 @@ export class NodeHttpRequest implements McpHttpRequest {
 
   get url(): string {
     const req = this.#req;
-    const encrypted = (this.#socket as { encrypted?: boolean }).encrypted === true;
-    return `${encrypted ? "https" : "http"}://${this.#headers.host ?? "localhost"}${req.originalUrl ?? req.url ?? "/"}`;
+    return `${this.#connection.scheme}://${this.#headers.host ?? "localhost"}${req.originalUrl ?? req.url ?? "/"}`;
   }
 
   get signal(): AbortSignal {
@@ -172,17 +175,44 @@ export function fromNodeRequest(
   return request;
 }
 
-/** Per connection, its requests not answered yet, and streams queued behind a pipelined response. */
-const unanswered = new WeakMap<Socket, LinkedList<NodeHttpRequest>>();
+/**
+ * What the requests on one connection share: its scheme and addresses, and its requests not answered yet
+ * and streams queued behind a pipelined response, each told when it closes.
+ */
+class Connection {
+  readonly scheme: "http" | "https";
+  readonly localAddress: string | undefined;
+  readonly remoteAddress: string | undefined;
+  readonly #socket: Socket;
+  #open: LinkedList<NodeHttpRequest> | undefined;
 
-/** The requests unanswered on `socket`, each told when it closes. */
-function unansweredOn(socket: Socket): LinkedList<NodeHttpRequest> {
-  const known = unanswered.get(socket);
+  constructor(socket: Socket) {
+    this.#socket = socket;
+    this.scheme = (socket as { encrypted?: boolean }).encrypted === true ? "https" : "http";
+    this.localAddress = socket.localAddress;
+    this.remoteAddress = socket.remoteAddress;
+  }
+
+  /** Tells `request` when the connection closes, until it leaves the list. */
+  watch(request: NodeHttpRequest): Link<NodeHttpRequest> {
+    let open = this.#open;
+    if (open === undefined) {
+      const list = new LinkedList<NodeHttpRequest>();
+      this.#socket.once("close", () => {
+        for (const each of list.values()) each.disconnected();
+      });
+      this.#open = open = list;
+    }
+    return open.add(request);
+  }
+}
+
+const connections = new WeakMap<Socket, Connection>();
+
+function connectionOf(socket: Socket): Connection {
+  const known = connections.get(socket);
   if (known) return known;
-  const open = new LinkedList<NodeHttpRequest>();
-  socket.once("close", () => {
-    for (const each of open.values()) each.disconnected();
-  });
-  unanswered.set(socket, open);
-  return open;
+  const connection = new Connection(socket);
+  connections.set(socket, connection);
+  return connection;
 }
