@@ -29,6 +29,23 @@ export function isHostAllowed(
 ): boolean {
   if (allowed)
     return host !== null && (allowed.includes(host) || allowed.includes(hostnameOf(host)));
+  // A client sends the same Host again and again: the last verdict, compared as text, is cheaper
+  // than the name's parse and lookups.
+  const last = lastLoopbackVerdict;
+  if (host === last.host && localAddress === last.localAddress) return last.verdict;
+  const verdict = loopbackVerdict(host, localAddress);
+  lastLoopbackVerdict = { host, localAddress, verdict };
+  return verdict;
+}
+
+let lastLoopbackVerdict: {
+  host: string | null;
+  localAddress: string | undefined;
+  verdict: boolean;
+} = { host: null, localAddress: undefined, verdict: true };
+
+/** Without a list: a loopback socket answers loopback names and IP literals only. */
+function loopbackVerdict(host: string | null, localAddress: string | undefined): boolean {
   if (localAddress === undefined || !isLoopback(localAddress)) return true;
   if (host === null) return false;
   const name = hostnameOf(host).toLowerCase();

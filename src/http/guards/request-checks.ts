@@ -81,13 +81,18 @@ const acceptVerdicts = new Map<string, boolean>();
 /** Whether an Accept header lists both JSON and SSE (spec: transports, sending messages). */
 function acceptsBoth(accept: string | null): boolean {
   if (accept === null) return false;
+  // Compared as text, the last header is cheaper than a lookup, which hashes the whole of it.
+  if (accept === lastAccept.value) return lastAccept.verdict;
   let verdict = acceptVerdicts.get(accept);
   if (verdict === undefined) {
     verdict = accepts(accept, "application/json") && accepts(accept, "text/event-stream");
     if (acceptVerdicts.size < 64) acceptVerdicts.set(accept, verdict);
   }
+  lastAccept = { value: accept, verdict };
   return verdict;
 }
+
+let lastAccept = { value: "", verdict: false };
 
 /** 415 or 406 for a POST that does not send JSON or does not accept both JSON and SSE. */
 export function checkContentTypes(req: McpHttpRequest): McpHttpResponse | undefined {
