@@ -103,7 +103,9 @@ export function serializeResult(
   } catch (error) {
     return serializationFailed(error, id, onError);
   }
-  return { body, text: `{"jsonrpc":"2.0","id":${JSON.stringify(id)},"result":${text}}` };
+  // An integer id (most are) is its own text: no call into the serialiser for it.
+  const idText = typeof id === "number" && Number.isSafeInteger(id) ? `${id}` : JSON.stringify(id);
+  return { body, text: `{"jsonrpc":"2.0","id":${idText},"result":${text}}` };
 }
 
 function serializationFailed(

@@ -134,6 +134,12 @@ export function servedListenFlags(extensions: readonly ServerExtension[]): strin
 }
 
 /** True when an extension serves `method` as a stream (see {@link ServerExtension.streams}). */
-export function isStreamMethod(extensions: readonly ServerExtension[], method: string): boolean {
-  return extensions.some((extension) => extension.streams?.includes(method));
+export function isStreamMethod(
+  extensions: readonly ServerExtension[] | undefined,
+  method: string,
+): boolean {
+  // A loop, not some(): no closure on every request's way through.
+  if (extensions === undefined) return false;
+  for (const extension of extensions) if (extension.streams?.includes(method)) return true;
+  return false;
 }

@@ -87,7 +87,11 @@ async function redeemRound(
 
 /** True when the handler asked for inputs this round did not have. */
 export function needsInput(round: Round | undefined): round is Round {
-  return round !== undefined && Object.keys(round.inputs.pending).length > 0;
+  if (round === undefined) return false;
+  // A key is enough to know: no array of them on every call.
+  const { pending } = round.inputs;
+  for (const key in pending) if (Object.hasOwn(pending, key)) return true;
+  return false;
 }
 
 /** The `input_required` result that ends a round, sealing what the next round starts from. */

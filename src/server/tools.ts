@@ -98,19 +98,21 @@ function returnedResult(
   } catch (error) {
     return failed(tool, error, env);
   }
-  if (!tool.output || result.isError) return shallowCopy(result);
+  const own = result === value;
+  if (!tool.output || result.isError) return forTheWire(result, own);
   const validation =
     result.structuredContent === undefined
       ? { ok: false as const, message: "no structured content" }
       : tool.output.validate(result.structuredContent);
   return isThenable(validation)
-    ? Promise.resolve(validation).then((checked) => checkedOutput(tool, result, checked, env))
-    : checkedOutput(tool, result, validation, env);
+    ? Promise.resolve(validation).then((checked) => checkedOutput(tool, result, own, checked, env))
+    : checkedOutput(tool, result, own, validation, env);
 }
 
 function checkedOutput(
   tool: RegisteredTool,
   result: ToolResult,
+  own: boolean,
   checked: Validation,
   env: TransportContext,
 ): JsonObject {
@@ -121,8 +123,16 @@ function checkedOutput(
     env.onError?.(error);
     return toolError(error.message);
   }
-  // A copy: the era decorates it, and a handler may return the same object every time.
-  return shallowCopy(result);
+  return forTheWire(result, own);
+}
+
+/**
+ * The result the era may decorate: a copy of the handler's own object (a handler may return the
+ * same object every time); one made here from its text or value is the call's alone already.
+ */
+function forTheWire(result: ToolResult, own: boolean): JsonObject {
+  const shaped: { [K in keyof ToolResult]: ToolResult[K] } = result;
+  return own ? shallowCopy(result) : shaped;
 }
 
 /** A handler's failure: JSON-RPC errors, input requests and cancellation go on; the rest is the tool's. */

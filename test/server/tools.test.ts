@@ -58,8 +58,15 @@ function answersServer(): McpServer {
       structuredContent: (args as { give?: unknown }).give as Record<string, unknown>,
     }));
   }
+  // The same result object every time, with and without an output schema: the era decorates a
+  // copy, never the handler's own object.
+  server.tool({ name: "shared" }, () => SHARED);
+  server.tool({ name: "shared-output", output: TEXT }, () => SHARED_OUTPUT);
   return server;
 }
+
+const SHARED = { content: [{ type: "text" as const, text: "shared" }] };
+const SHARED_OUTPUT = { content: [], structuredContent: { text: "shared" } };
 
 describe.each(TRANSPORTS)("runTool through %s", (transport) => {
   let mounted: Mounted;
@@ -119,6 +126,15 @@ describe.each(TRANSPORTS)("runTool through %s", (transport) => {
         expect(textOf(bad.result)).toMatch(/returned invalid structured content/);
       }
     }
+  });
+
+  it("should decorate a copy of a handler's own result object, and a result made from text", async () => {
+    for (const name of ["shared", "shared-output", "shared", "now"]) {
+      const { result } = await callTool(name, { text: "x" });
+      expect(result.resultType).toBe("complete");
+    }
+    expect(Object.keys(SHARED)).toEqual(["content"]);
+    expect(Object.keys(SHARED_OUTPUT)).toEqual(["content", "structuredContent"]);
   });
 
   it("should answer an unknown tool with a JSON-RPC error, not an isError result", async () => {

@@ -79,7 +79,7 @@ export function runLegacyRequest(
   }
   // A stream method (events/stream) is a long-lived connection: it takes a slot, as in the
   // modern era, and ends with its connection (which otherwise is not cancellation here).
-  const endsWithConnection = isStreamMethod(core.dispatchServices.extensions ?? [], request.method);
+  const endsWithConnection = isStreamMethod(core.dispatchServices.extensions, request.method);
   const slot = endsWithConnection ? core.slots.take(run.client, request.id) : undefined;
   if (slot !== undefined && !granted(slot)) {
     host.done();

@@ -64,7 +64,7 @@ export function handleModern(
   const request = { id: id!, method: message.method, params };
   if (request.method === "subscriptions/listen") return listen(core, req, request, meta, auth);
   // A stream (events/stream) is no request to cap, but a long-lived connection, as listen's.
-  if (!isStreamMethod(core.dispatchServices.extensions ?? [], request.method))
+  if (!isStreamMethod(core.dispatchServices.extensions, request.method))
     return run(core, req, request, meta, caller);
   const slot = core.slots.take(core.clientOf(req, auth), request.id);
   return granted(slot) ? run(core, req, request, meta, caller, slot) : slot;
