@@ -5,12 +5,13 @@ import { connect } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
+import { Client } from "undici";
 import { positive } from "./config.js";
 import { CONTENDERS, type ContenderId, EXPRESS_CONTENDERS, isContenderId } from "./contenders.js";
 import { fixed } from "./report.js";
 import { rawRequest } from "./request.js";
 import type { ReadyMessage } from "./servers/serve.js";
-import { modernWorkload } from "./workload.js";
+import type { Slot, Workload } from "./workload.js";
 
 // Instructions per request of each server, counted by Valgrind's callgrind
 // (`npm run bench:instructions`; needs Debian's valgrind). Time on this shared 2-core machine
@@ -33,11 +34,12 @@ const MAX_WINDOWS = Math.max(2, Math.round(positive("BENCH_WINDOWS", 8)));
 const STEADY = 0.005;
 const START_TIMEOUT_MS = 300_000;
 // BENCH_SERVERS=bare,mcp-mount counts only those (default: both mounts and their bare hosts); any
-// server of the modern run may be named, e.g. node-adapter, mcp-mount-no-telemetry and
-// mcp-mount-no-schema, to see what each part of the mount costs.
+// server of the benchmarks may be named, e.g. node-adapter, mcp-mount-no-telemetry and
+// mcp-mount-no-schema, to see what each part of the mount costs, or mcp-mount-legacy for a legacy
+// session's warm tools/call (its session opened before the warm-up).
 const SERVERS = (process.env.BENCH_SERVERS?.split(",") ?? EXPRESS_CONTENDERS).map((id) => {
-  if (!isContenderId(id) || CONTENDERS[id].workload !== modernWorkload)
-    throw new TypeError(`BENCH_SERVERS: ${id} is not a server of the modern run`);
+  if (!isContenderId(id))
+    throw new TypeError(`BENCH_SERVERS: ${id} is no server of the benchmarks`);
   return id;
 });
 const run = promisify(execFile);
@@ -48,7 +50,13 @@ const run = promisify(execFile);
 const V8_FLAGS = process.env.BENCH_V8_THREADS === "1" ? [] : ["--single-threaded"];
 
 /** Sends `n` requests one after another on one connection, checking each answer's status. */
-async function sequential(port: number, n: number, firstId: number): Promise<void> {
+async function requestsInTurn(
+  port: number,
+  workload: Workload,
+  slot: Slot,
+  n: number,
+  firstId: number,
+): Promise<void> {
   const socket = connect(port, "127.0.0.1");
   socket.setEncoding("latin1");
   let buffered = "";
@@ -66,7 +74,7 @@ async function sequential(port: number, n: number, firstId: number): Promise<voi
   await once(socket, "connect");
   try {
     for (let id = firstId; id < firstId + n; id++) {
-      socket.write(rawRequest(port, id));
+      socket.write(rawRequest(port, id, slot.headers, workload.body(id)));
       for (;;) {
         if (failure) throw failure;
         const end = buffered.indexOf("\r\n\r\n");
@@ -126,11 +134,17 @@ async function count(id: ContenderId, dir: string): Promise<Counted> {
     ])) as [ReadyMessage];
     clearTimeout(timer);
     const pid = String(child.pid);
-    await sequential(ready.port, WARM, 1);
+    const { workload } = contender;
+    // A legacy session is opened (initialize, initialized) as the throughput runs open it.
+    const client = new Client(`http://127.0.0.1:${ready.port}`);
+    const slot = await workload.open(client).finally(() => client.close());
+    const sequential = (n: number, firstId: number) =>
+      requestsInTurn(ready.port, workload, slot, n, firstId);
+    await sequential(WARM, 1);
     await run("callgrind_control", ["--zero", pid]);
     const windows: number[] = [];
     for (let w = 1; w <= MAX_WINDOWS; w++) {
-      await sequential(ready.port, REQUESTS, WARM + 1 + (w - 1) * REQUESTS);
+      await sequential(REQUESTS, WARM + 1 + (w - 1) * REQUESTS);
       // A dump holds what was counted since the last one: this window alone.
       await run("callgrind_control", ["--dump", pid]);
       const dump = readFileSync(join(dir, `${id}.${pid}.${w}`), "utf8");
@@ -173,6 +187,7 @@ const BARE_OF: Partial<Record<ContenderId, ContenderId>> = {
   "node-adapter": "bare",
   "mcp-mount-no-telemetry": "bare",
   "mcp-mount-no-schema": "bare",
+  "mcp-mount-legacy": "bare",
 };
 const k = (n: number) => `${fixed(n / 1000, 1)} k`;
 console.log(

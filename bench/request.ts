@@ -23,10 +23,17 @@ export function requestBody(id: number): string {
   return BODY_HEAD + id + BODY_TAIL;
 }
 
-/** The modern tools/call with id `id` as raw HTTP/1.1 bytes for a keep-alive connection to `port`. */
-export function rawRequest(port: number, id: number): string {
-  const body = requestBody(id);
-  const lines = Object.entries(REQUEST_HEADERS).map(([name, value]) => `${name}: ${value}\r\n`);
+/**
+ * The tools/call with id `id` as raw HTTP/1.1 bytes for a keep-alive connection to `port`: the
+ * modern one, or another era's given its headers (a legacy session's) and body.
+ */
+export function rawRequest(
+  port: number,
+  id: number,
+  headers: Record<string, string> = REQUEST_HEADERS,
+  body = requestBody(id),
+): string {
+  const lines = Object.entries(headers).map(([name, value]) => `${name}: ${value}\r\n`);
   return `POST ${MCP_PATH} HTTP/1.1\r\nhost: 127.0.0.1:${port}\r\n${lines.join("")}content-length: ${Buffer.byteLength(body)}\r\n\r\n${body}`;
 }
 
