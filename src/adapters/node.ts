@@ -73,11 +73,10 @@ function writeSse(
  * The response's headers and its body's Content-Length, in one new object: a header set on `res`
  * beforehand would send writeHead down its slower merging path.
  */
-function sized(response: McpHttpResponse, body: string): Record<string, string | number> {
-  const headers: Record<string, string | number> = {};
+function sized(response: McpHttpResponse, body: string): Record<string, string> {
+  const headers: Record<string, string> = {};
   for (const name in response.headers) headers[name] = response.headers[name]!;
-  // A number, as a bare server passes it: Node checks a string value's characters, not a number's.
-  headers["content-length"] = Buffer.byteLength(body);
+  headers["content-length"] = String(Buffer.byteLength(body));
   return headers;
 }
 
