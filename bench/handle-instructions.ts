@@ -47,7 +47,8 @@ async function total(handler: string, calls: number): Promise<number> {
       maxBuffer: 64 * 1024 * 1024,
     },
   );
-  const totals = /^(?:totals|summary):\s+(\d+)/m.exec(readFileSync(out, "utf8"));
+  const dump = readFileSync(out, "utf8");
+  const totals = /^totals:\s+(\d+)/m.exec(dump) ?? /^summary:\s+(\d+)/m.exec(dump);
   if (!totals) throw new Error(`no totals in ${out}`);
   return Number(totals[1]);
 }
