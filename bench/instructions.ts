@@ -20,18 +20,22 @@ import type { Slot, Workload } from "./workload.js";
 // is not time: the same instructions cost more where caches miss more (Express's per-request
 // garbage). Each server runs under callgrind in its own process, takes BENCH_WARM requests to
 // warm up, has its counters zeroed, then takes windows of BENCH_REQUESTS more, one at a time on
-// one keep-alive connection per window (so every request meets the same event-loop path), each
+// one keep-alive connection per window (so every request meets the same event-loop path; or on
+// BENCH_CONCURRENCY connections at once, each one request at a time), each
 // window counted on its own, until two windows in a row agree to within 0.5% (at most
 // BENCH_WINDOWS): their mean is the steady cost per request. The first windows after a warm-up
 // still carry V8's last optimisations and a collection of the warm-up's garbage (bare node:http
 // read 168.9 k, 101.9 k, 94.2 k, 94.1 k), which one window alone spreads over its requests, so
-// that a ratio to bare moved with the window's length. A window taken far longer than its
+// that a ratio to bare moved with the window's length. A window counting far more than its
 // neighbours (a timer's work under valgrind's slowness, e.g. 119.1 k, 143.2 k, 119.2 k) is passed
-// over the same way.
+// over the same way; where no two agree, the mean of the later windows is reported (†).
 
 const WARM = Math.round(positive("BENCH_WARM", 15_000));
 const REQUESTS = Math.round(positive("BENCH_REQUESTS", 10_000));
 const MAX_WINDOWS = Math.max(2, Math.round(positive("BENCH_WINDOWS", 8)));
+// BENCH_CONCURRENCY=16: that many connections, each a client calling in a loop, so that what grows
+// with concurrency (more requests in flight at once, more live at each collection) is counted.
+const CONCURRENCY = Math.round(positive("BENCH_CONCURRENCY", 1));
 /** Two windows in a row within this fraction of each other: the count is steady. */
 const STEADY = 0.005;
 const START_TIMEOUT_MS = 300_000;
@@ -51,13 +55,35 @@ const run = promisify(execFile);
 // same way each run. BENCH_V8_THREADS=1 counts V8 as it runs by default.
 const V8_FLAGS = process.env.BENCH_V8_THREADS === "1" ? [] : ["--single-threaded"];
 
-/** Sends `n` requests one after another on one connection, checking each answer's status. */
-async function requestsInTurn(
+/**
+ * Sends requests `firstId`.. `firstId + n - 1` over CONCURRENCY connections at once, each sending
+ * its next request when its last is answered (as many clients calling in a loop).
+ */
+function requestsInTurn(
   port: number,
   workload: Workload,
   slot: Slot,
   n: number,
   firstId: number,
+): Promise<void> {
+  const ids = (connection: number) => {
+    const own: number[] = [];
+    for (let id = firstId + connection; id < firstId + n; id += CONCURRENCY) own.push(id);
+    return own;
+  };
+  return Promise.all(
+    Array.from({ length: CONCURRENCY }, (_, connection) =>
+      oneConnection(port, workload, slot, ids(connection)),
+    ),
+  ).then(() => {});
+}
+
+/** Sends requests `ids` one after another on one connection, checking each answer's status. */
+async function oneConnection(
+  port: number,
+  workload: Workload,
+  slot: Slot,
+  ids: readonly number[],
 ): Promise<void> {
   const socket = connect(port, "127.0.0.1");
   socket.setEncoding("latin1");
@@ -75,7 +101,7 @@ async function requestsInTurn(
   socket.on("error", fail).on("close", () => fail(new Error("the server closed the connection")));
   await once(socket, "connect");
   try {
-    for (let id = firstId; id < firstId + n; id++) {
+    for (const id of ids) {
       socket.write(rawRequest(port, id, slot.headers, workload.body(id)));
       for (;;) {
         if (failure) throw failure;
@@ -209,7 +235,7 @@ const BARE_OF: Partial<Record<ContenderId, ContenderId>> = {
 };
 const k = (n: number) => `${fixed(n / 1000, 1)} k`;
 console.log(
-  `\nNode ${process.version}; ${WARM} requests to warm up, then windows of ${REQUESTS}, one request at a time, until two in a row agree to ${STEADY * 100}%\n`,
+  `\nNode ${process.version}; ${WARM} requests to warm up, then windows of ${REQUESTS} (${CONCURRENCY === 1 ? "one request at a time" : `${CONCURRENCY} connections, each one request at a time`}), until two in a row agree to ${STEADY * 100}%\n`,
 );
 console.log(
   "| server | windows (per request) | per request | beyond its bare host | this ÷ bare |",
