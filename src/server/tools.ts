@@ -92,27 +92,31 @@ function returnedResult(
   ctx: HandlerContext,
   env: TransportContext,
 ): JsonObject | Promise<JsonObject> {
-  let result: ToolResult;
+  // What the era decorates: a copy of the handler's own object (a handler may return the same
+  // object every time); one made here from its text or value is the call's alone already.
+  let made: WireResult;
   try {
-    result = toToolResult(value, ctx.era);
+    made = toToolResult(value, ctx.era);
   } catch (error) {
     return failed(tool, error, env);
   }
-  const own = result === value;
-  if (!tool.output || result.isError) return forTheWire(result, own);
+  const result = made === value ? shallowCopy(made) : made;
+  if (!tool.output || result.isError) return result;
   const validation =
     result.structuredContent === undefined
       ? { ok: false as const, message: "no structured content" }
       : tool.output.validate(result.structuredContent);
   return isThenable(validation)
-    ? Promise.resolve(validation).then((checked) => checkedOutput(tool, result, own, checked, env))
-    : checkedOutput(tool, result, own, validation, env);
+    ? Promise.resolve(validation).then((checked) => checkedOutput(tool, result, checked, env))
+    : checkedOutput(tool, result, validation, env);
 }
+
+/** A tool result as a JSON object the era may add to. */
+type WireResult = { [K in keyof ToolResult]: ToolResult[K] };
 
 function checkedOutput(
   tool: RegisteredTool,
-  result: ToolResult,
-  own: boolean,
+  result: WireResult,
   checked: Validation,
   env: TransportContext,
 ): JsonObject {
@@ -123,16 +127,7 @@ function checkedOutput(
     env.onError?.(error);
     return toolError(error.message);
   }
-  return forTheWire(result, own);
-}
-
-/**
- * The result the era may decorate: a copy of the handler's own object (a handler may return the
- * same object every time); one made here from its text or value is the call's alone already.
- */
-function forTheWire(result: ToolResult, own: boolean): JsonObject {
-  const shaped: { [K in keyof ToolResult]: ToolResult[K] } = result;
-  return own ? shallowCopy(result) : shaped;
+  return result;
 }
 
 /** A handler's failure: JSON-RPC errors, input requests and cancellation go on; the rest is the tool's. */
