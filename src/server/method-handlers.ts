@@ -112,7 +112,7 @@ async function listResources(
   ctx: HandlerContext,
   env: TransportContext,
 ): Promise<JsonObject[]> {
-  const listed = visible(server.resources.values(), env).map((resource) => resource.definition);
+  const listed = shown(server.resources.values(), env);
   for (const template of visible(server.templates.values(), env)) {
     if (!template.options.list) continue;
     for (const item of await template.options.list(ctx)) {
@@ -124,6 +124,27 @@ async function listResources(
   return listed;
 }
 
+/** One page of a list result under `key`, with the next page's cursor and the list's cache hints. */
+function listPage(
+  { server, params, env, era }: MethodCall,
+  key: string,
+  items: readonly JsonObject[],
+  hints: CacheHints | undefined,
+): JsonObject {
+  const page = paginate(items, params.cursor, server.pageSize);
+  const result: JsonObject = { [key]: page.items };
+  if (page.nextCursor) result.nextCursor = page.nextCursor;
+  return era.withCache(result, hints, env);
+}
+
+/** The definitions of the registrations a list shows to this caller. */
+function shown(
+  items: Iterable<{ definition: JsonObject; options: { scopes?: string[] } }>,
+  env: TransportContext,
+): JsonObject[] {
+  return visible(items, env).map((item) => item.definition);
+}
+
 const HANDLERS: Record<string, Handler> = {
   "server/discover": async ({ server, env, services, era }) => {
     const capabilities = server.capabilities();
@@ -133,32 +154,31 @@ const HANDLERS: Record<string, Handler> = {
     if (server.instructions !== undefined) result.instructions = server.instructions;
     return era.withCache(result, server.cache.discover, env);
   },
-  "tools/list": async ({ server, params, env, era }) => {
-    const page = paginate(visible(server.tools.values(), env), params.cursor, server.pageSize);
-    const result: JsonObject = { tools: page.items.map((tool) => tool.definition) };
-    if (page.nextCursor) result.nextCursor = page.nextCursor;
-    return era.withCache(result, server.cache.tools, env);
-  },
+  "tools/list": async (call) =>
+    listPage(call, "tools", shown(call.server.tools.values(), call.env), call.server.cache.tools),
   "tools/call": callTool,
-  "prompts/list": async ({ server, params, env, era }) => {
-    const page = paginate(visible(server.prompts.values(), env), params.cursor, server.pageSize);
-    const result: JsonObject = { prompts: page.items.map((prompt) => prompt.definition) };
-    if (page.nextCursor) result.nextCursor = page.nextCursor;
-    return era.withCache(result, server.cache.prompts, env);
-  },
+  "prompts/list": async (call) =>
+    listPage(
+      call,
+      "prompts",
+      shown(call.server.prompts.values(), call.env),
+      call.server.cache.prompts,
+    ),
   "prompts/get": getPrompt,
-  "resources/list": async ({ server, ctx, params, env, era }) => {
-    const page = paginate(await listResources(server, ctx, env), params.cursor, server.pageSize);
-    const result: JsonObject = { resources: page.items };
-    if (page.nextCursor) result.nextCursor = page.nextCursor;
-    return era.withCache(result, server.cache.resources, env);
-  },
-  "resources/templates/list": async ({ server, params, env, era }) => {
-    const page = paginate(visible(server.templates.values(), env), params.cursor, server.pageSize);
-    const result: JsonObject = { resourceTemplates: page.items.map((t) => t.definition) };
-    if (page.nextCursor) result.nextCursor = page.nextCursor;
-    return era.withCache(result, server.cache.resourceTemplates, env);
-  },
+  "resources/list": async (call) =>
+    listPage(
+      call,
+      "resources",
+      await listResources(call.server, call.ctx, call.env),
+      call.server.cache.resources,
+    ),
+  "resources/templates/list": async (call) =>
+    listPage(
+      call,
+      "resourceTemplates",
+      shown(call.server.templates.values(), call.env),
+      call.server.cache.resourceTemplates,
+    ),
   "resources/read": readResource,
   "completion/complete": ({ server, ctx, params }) => complete(server, ctx, params),
 };
