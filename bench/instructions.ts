@@ -176,13 +176,13 @@ async function count(id: ContenderId, dir: string): Promise<Counted> {
     // A legacy session is opened (initialize, initialized) as the throughput runs open it.
     const client = new Client(`http://127.0.0.1:${ready.port}`);
     const slot = await workload.open(client).finally(() => client.close());
-    const sequential = (n: number, firstId: number) =>
+    const send = (n: number, firstId: number) =>
       requestsInTurn(ready.port, workload, slot, n, firstId);
-    await sequential(WARM, 1);
+    await send(WARM, 1);
     await run("callgrind_control", ["--zero", pid]);
     const windows: number[] = [];
     for (let w = 1; w <= MAX_WINDOWS; w++) {
-      await sequential(REQUESTS, WARM + 1 + (w - 1) * REQUESTS);
+      await send(REQUESTS, WARM + 1 + (w - 1) * REQUESTS);
       // A dump holds what was counted since the last one: this window alone.
       await run("callgrind_control", ["--dump", pid]);
       const dump = readFileSync(join(dir, `${id}.${pid}.${w}`), "utf8");
