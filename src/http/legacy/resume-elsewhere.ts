@@ -5,9 +5,9 @@ import type { McpStore } from "../../store/types.js";
 import { errorMessage } from "../responses.js";
 import type { SseStream } from "../streams/sse.js";
 import { LegacyChannels } from "./channels.js";
-import type { Presence } from "./presence.js";
+import { PRESENCE_TTL_MS, type Presence } from "./presence.js";
 import { LegacyStream } from "./stream.js";
-import { ownerOfStream, requestIdOfStream } from "./stream-ids.js";
+import { ownerOfStream, requestIdOfStream, seqOf } from "./stream-ids.js";
 
 /** What {@link resumeElsewhere} needs from the legacy era. */
 export interface ResumeContext {
@@ -27,8 +27,15 @@ export interface ResumeContext {
  * other process (named in the stream id) keeps its presence in the store. Once it has lost it
  * (killed, say), the stream ends with a retryable error for its request (its id rides in the
  * stream id), in the log too, so later resumptions end at once. A process that is merely slow
- * keeps its presence, and its stream goes on. A foreign or unknown stream replays nothing and
- * closes.
+ * keeps its presence, and its stream goes on.
+ *
+ * A stream whose log knows neither it nor the event may still be one whose events reached the
+ * client before their appends reached the log (the owner writes at once and logs in the
+ * background, and may be killed in between). When its id names an owner, the connection waits
+ * while that owner keeps its presence, and ends as above once it has lost it; an owner still
+ * present after {@link PRESENCE_TTL_MS} with nothing logged or relayed means a foreign or
+ * made-up id, and the connection closes. Any other unknown stream (one without an owner, or
+ * owned by this process, which would hold it) replays nothing and closes at once.
  */
 export async function resumeElsewhere(
   context: ResumeContext,
@@ -39,12 +46,18 @@ export async function resumeElsewhere(
 ): Promise<void> {
   const { store, onError } = context;
   const stream = new LegacyStream({ sessionId, id: streamId, log: store.events, onError });
+  const owner = ownerOfStream(streamId);
+  // Until the log or the bus shows the stream: how long a present owner is waited for.
+  let known = false;
+  const unknownUntil = Date.now() + PRESENCE_TTL_MS;
   const unsubscribe = await subscribe(
     store.bus,
     LegacyChannels.stream(sessionId, streamId),
-    (event) => stream.relay(event),
+    (event) => {
+      known = true;
+      stream.relay(event);
+    },
   );
-  const owner = ownerOfStream(streamId);
   let checking = false;
   const check = setInterval(() => {
     if (stream.ended || checking) return;
@@ -54,7 +67,16 @@ export async function resumeElsewhere(
     context.presence
       .isPresent(owner)
       .then((present) => {
-        if (!present && !stream.ended) ownerGone(stream);
+        if (stream.ended) return;
+        if (present) {
+          if (!known && Date.now() >= unknownUntil) writer.close();
+          return;
+        }
+        // The client's last event first (empty, never replayed), so a later resumption from
+        // it finds the answer at once.
+        if (!known && Number.isFinite(seqOf(lastEventId)))
+          store.events.append(stream.logKey, { id: lastEventId, message: {} }).catch(onError);
+        ownerGone(stream);
       }, onError)
       .finally(() => {
         checking = false;
@@ -66,7 +88,9 @@ export async function resumeElsewhere(
     unsubscribe().catch(onError);
     context.onClose();
   });
-  if (!(await stream.resume(writer, lastEventId))) writer.close();
+  if (await stream.resume(writer, lastEventId)) known = true;
+  // This process knows its own streams: one it does not hold is not coming.
+  else if (owner === undefined || owner === context.presence.processId) writer.close();
 }
 
 /** Ends a resumed stream whose request ran on a process that is gone (killed, say). */
