@@ -343,19 +343,18 @@ async function startProxy(backends: readonly InternalBackend[], log: ProxyLogEnt
     return undefined;
   };
 
-  const forward = (req: IncomingMessage, res: ServerResponse) => {
-    const backend = pick();
-    const session = req.headers["mcp-session-id"];
-    log.push({
-      method: req.method ?? "GET",
-      backend: backend?.index,
-      session: typeof session === "string" ? session : undefined,
-    });
-    if (!backend) {
-      req.resume();
-      proxyError(res, 503, "No backend is alive");
-      return;
-    }
+  // As a load balancer does (nginx's `proxy_next_upstream error`): a backend that refuses the
+  // connection (its listener closed while it drains, say) saw nothing of the request, which is
+  // sent to the next live one. The body is read first, so it can be sent again.
+  const send = (
+    req: IncomingMessage,
+    body: Buffer,
+    res: ServerResponse,
+    backend: InternalBackend,
+    refused: number,
+    entry: ProxyLogEntry,
+  ) => {
+    entry.backend = backend.index;
     const upstream = httpRequest({
       host: "127.0.0.1",
       port: backend.port,
@@ -375,13 +374,39 @@ async function startProxy(backends: readonly InternalBackend[], log: ProxyLogEnt
       pipeline(response, res, () => undefined);
     });
     upstream.on("error", (error) => {
-      if (res.headersSent) res.destroy();
+      const next = refused + 1 < backends.length ? pick() : undefined;
+      if ((error as NodeJS.ErrnoException).code === "ECONNREFUSED" && next && !res.headersSent)
+        send(req, body, res, next, refused + 1, entry);
+      else if (res.headersSent) res.destroy();
       else proxyError(res, 502, `Backend ${backend.index} failed: ${error.message}`);
     });
     res.on("close", () => {
       if (!res.writableFinished) upstream.destroy();
     });
-    pipeline(req, upstream, () => undefined);
+    upstream.end(body);
+  };
+
+  const forward = async (req: IncomingMessage, res: ServerResponse) => {
+    const backend = pick();
+    const session = req.headers["mcp-session-id"];
+    const entry: ProxyLogEntry = {
+      method: req.method ?? "GET",
+      backend: backend?.index,
+      session: typeof session === "string" ? session : undefined,
+    };
+    log.push(entry);
+    if (!backend) {
+      req.resume();
+      proxyError(res, 503, "No backend is alive");
+      return;
+    }
+    const chunks: Buffer[] = [];
+    try {
+      for await (const chunk of req) chunks.push(chunk as Buffer);
+    } catch {
+      return; // the client went away
+    }
+    send(req, Buffer.concat(chunks), res, backend, 0, entry);
   };
 
   const server = createServer(forward);
