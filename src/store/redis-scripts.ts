@@ -41,16 +41,33 @@ if ARGV[2] ~= '' then
   redis.call('PEXPIRE', KEYS[2], ARGV[1])
 end`;
 
+// KEYS[3..]: session indexes (all sessions, a client's) on the same node. ARGV[3]: the session's
+// id. Marks it used now in each: on a standalone Redis, where every key is on one node, the
+// session's touch and its indexes' go in one command.
+const USED_IN_INDEXES = `
+if #KEYS > 2 then
+  ${NOW_MS}
+  for i = 3, #KEYS do
+    redis.call('ZADD', KEYS[i], 'XX', now, ARGV[3])
+    redis.call('PEXPIRE', KEYS[i], ARGV[1])
+  end
+end`;
+
 /**
- * KEYS: session hash, its active owners. ARGV: idle ms, an owner or "". The session's fields,
- * used (see USE_SESSION); nil when it is gone. Fields, not one JSON string: Lua's cjson would
- * turn `[]` into `{}` when re-encoding a record.
+ * KEYS: session hash, its active owners, then indexes (see USED_IN_INDEXES). ARGV: idle ms, an
+ * owner or "", the session's id. The session's fields, used (see USE_SESSION and
+ * USED_IN_INDEXES); nil when it is gone, and it leaves the indexes given. Fields, not one JSON
+ * string: Lua's cjson would turn `[]` into `{}` when re-encoding a record.
  */
 export const getSession = luaScript(`
 local fields = redis.call('HMGET', KEYS[1], 'record', 'logLevel', 'subscriptions', 'rev')
-if not fields[1] then return nil end
+if not fields[1] then
+  for i = 3, #KEYS do redis.call('ZREM', KEYS[i], ARGV[3]) end
+  return nil
+end
 redis.call('PEXPIRE', KEYS[1], ARGV[1])
 ${USE_SESSION}
+${USED_IN_INDEXES}
 return fields`);
 
 /**
@@ -60,6 +77,7 @@ return fields`);
 export const touchSessionRecord = luaScript(`
 if redis.call('PEXPIRE', KEYS[1], ARGV[1]) == 0 then return -1 end
 ${USE_SESSION}
+${USED_IN_INDEXES}
 return tonumber(redis.call('HGET', KEYS[1], 'rev') or '0')`);
 
 /**

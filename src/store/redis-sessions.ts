@@ -43,18 +43,24 @@ export interface RedisSessionsOptions {
   labelled: <T>(operation: string, run: () => Promise<T>) => Promise<T>;
 }
 
-/** A session's keys, and what its use records (see {@link SessionUse}). */
+/**
+ * A session's keys and its script's arguments, and what its use records (see
+ * {@link SessionUse}) in `indexes` and its client's: on a standalone Redis, in the session's own
+ * script (one command); on a Cluster, where the indexes live in other slots, each by its own
+ * script sent at once (`elsewhere`, one round trip all the same).
+ */
 function sessionUse(
   { redis, keys, idleMs }: RedisSessionsOptions,
   id: string,
   use: SessionUse = {},
+  indexes: string[] = [],
 ) {
+  if (use.client !== undefined) indexes.push(keys.clientSessions(use.client));
   const sessionKeys = [keys.session(id), keys.active(id)];
-  const client =
-    use.client === undefined
-      ? undefined
-      : touchSession(redis, [keys.clientSessions(use.client)], [id, idleMs]);
-  return { sessionKeys, args: [idleMs, use.activeFor ?? ""], client };
+  const args = [idleMs, use.activeFor ?? "", id];
+  if (!redis.isCluster) return { sessionKeys: [...sessionKeys, ...indexes], args, elsewhere: [] };
+  const elsewhere = indexes.map((index) => touchSession(redis, [index], [id, idleMs]));
+  return { sessionKeys, args, elsewhere };
 }
 
 /** Deletes a record, its marks and its place among its client's; true when it existed. */
@@ -153,14 +159,11 @@ export function redisSessions(options: RedisSessionsOptions): SessionStore {
 
     get: (id, use) =>
       labelled("sessions.get", async () => {
-        const { sessionKeys, args, client } = sessionUse(options, id, use);
-        const [fields] = await Promise.all([
-          getSession(redis, sessionKeys, args),
-          touchSession(redis, [keys.sessionIndex], [id, idleMs]),
-          client,
-        ]);
+        const { sessionKeys, args, elsewhere } = sessionUse(options, id, use, [keys.sessionIndex]);
+        const [fields] = await Promise.all([getSession(redis, sessionKeys, args), ...elsewhere]);
         if (!Array.isArray(fields) || typeof fields[0] !== "string") {
-          await redis.zrem(keys.sessionIndex, id); // a stale index entry, if any
+          // A stale index entry, if any (the script removed it when it had the index).
+          if (redis.isCluster) await redis.zrem(keys.sessionIndex, id);
           return undefined;
         }
         return recordOf(fields as SessionFields);
@@ -172,14 +175,14 @@ export function redisSessions(options: RedisSessionsOptions): SessionStore {
         if (args) await updateSession(redis, [keys.session(id)], args);
       }),
 
-    // The record's TTL, and its client's order in parallel (one round trip). The index of all
-    // sessions is refreshed by get, within the cache's freshness, enough for `maxSessions`.
+    // The record's TTL, and its client's order with it. The index of all sessions is refreshed
+    // by get, within the cache's freshness, enough for `maxSessions`.
     touch: (id, use) =>
       labelled("sessions.touch", async () => {
-        const { sessionKeys, args, client } = sessionUse(options, id, use);
+        const { sessionKeys, args, elsewhere } = sessionUse(options, id, use);
         const [revision] = await Promise.all([
           touchSessionRecord(redis, sessionKeys, args),
-          client,
+          ...elsewhere,
         ]);
         return typeof revision === "number" && revision >= 0 ? revision : false;
       }),

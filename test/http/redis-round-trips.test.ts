@@ -86,6 +86,28 @@ describe("Redis commands per request (MONITOR)", () => {
     expect(rest).toEqual([]);
   });
 
+  it("should send the client's order of use in the same command, for a warm legacy request from a known client", async () => {
+    // A client told apart by its address (as the node adapter gives it): its sessions have an
+    // order of use, a key in another slot. A standalone Redis has no slots: one script does both.
+    const fromClient = viaFetch((request) => mcp.fetch(request, { remoteAddress: "192.0.2.7" }));
+    const session = await openSession(fromClient);
+    expect((await legacyCall(fromClient, session, "ping")).status).toBe(200);
+    const sent = await countCommands(async () => {
+      const echo = await legacyCall(fromClient, session, "tools/call", {
+        name: "echo",
+        arguments: { text: "warm" },
+      });
+      expect(echo.result?.content).toEqual([{ type: "text", text: "warm" }]);
+    });
+    const [touch, unmark, ...rest] = sent.filter((command) => !command.includes(":lease:fleet"));
+    expect(touch).toMatch(
+      /^evalsha \w+ 3 \S*\{s:[^}]+\}:rec \S*\{s:[^}]+\}:active \S*\{c:[^}]+\}\S* /i,
+    );
+    expect(touch).toContain(session);
+    expect(unmark).toMatch(/^srem \S*\{s:[^}]+\}:active /i);
+    expect(rest).toEqual([]);
+  });
+
   it("should send exactly one, the nonce's claim, for a modern retry with singleUseState", async () => {
     const elicitation = { elicitation: {} };
     const ask = () =>
