@@ -12,6 +12,7 @@ import {
   touchSessionRecord,
   updateSession,
 } from "./redis-scripts.js";
+import { type Unmarks, unmarks } from "./redis-unmarks.js";
 import type { SessionRecord, SessionStore, SessionUse } from "./types.js";
 
 /** KEYS: session hash. ARGV: idle ms, then field/value pairs. Replaces the record whole. */
@@ -51,11 +52,14 @@ export interface RedisSessionsOptions {
  */
 function sessionUse(
   { redis, keys, idleMs }: RedisSessionsOptions,
+  queued: Unmarks,
   id: string,
   use: SessionUse = {},
   indexes: string[] = [],
 ) {
   if (use.client !== undefined) indexes.push(keys.clientSessions(use.client));
+  // Marked again before its unmark went out: the mark stays.
+  if (use.activeFor !== undefined) queued.marking(keys.active(id), use.activeFor);
   const sessionKeys = [keys.session(id), keys.active(id)];
   const args = [idleMs, use.activeFor ?? "", id];
   if (!redis.isCluster) return { sessionKeys: [...sessionKeys, ...indexes], args, elsewhere: [] };
@@ -81,6 +85,7 @@ async function removeSession(options: RedisSessionsOptions, id: string): Promise
 /** Each client's sessions, and the marks of the owners a session is active for. */
 function clientsAndMarks(
   options: RedisSessionsOptions,
+  queued: Unmarks,
 ): Pick<SessionStore, "ofClient" | "markActive" | "unmarkActive" | "activeOwners"> {
   const { redis, keys, idleMs, labelled } = options;
   return {
@@ -91,13 +96,17 @@ function clientsAndMarks(
       }),
     markActive: (id, owner) =>
       labelled("sessions.markActive", async () => {
+        queued.marking(keys.active(id), owner);
         await markSession(redis, [keys.session(id), keys.active(id)], [idleMs, owner]);
       }),
     unmarkActive: (id, owner) =>
-      labelled("sessions.unmarkActive", async () => {
-        await redis.srem(keys.active(id), owner);
+      labelled("sessions.unmarkActive", () => queued.unmark(keys.active(id), owner)),
+    activeOwners: (id) =>
+      labelled("sessions.activeOwners", () => {
+        // This process's own unmarks first, on the same connection: the read sees them.
+        queued.flush();
+        return redis.smembers(keys.active(id));
       }),
-    activeOwners: (id) => labelled("sessions.activeOwners", () => redis.smembers(keys.active(id))),
   };
 }
 
@@ -135,6 +144,7 @@ function recordOf([fixed, logLevel, subscriptions, revision]: SessionFields): Se
  */
 export function redisSessions(options: RedisSessionsOptions): SessionStore {
   const { redis, keys, idleMs, replicated, labelled } = options;
+  const queued = unmarks(redis);
   return {
     idleMs,
     create: (record, maxSessions) =>
@@ -159,7 +169,9 @@ export function redisSessions(options: RedisSessionsOptions): SessionStore {
 
     get: (id, use) =>
       labelled("sessions.get", async () => {
-        const { sessionKeys, args, elsewhere } = sessionUse(options, id, use, [keys.sessionIndex]);
+        const { sessionKeys, args, elsewhere } = sessionUse(options, queued, id, use, [
+          keys.sessionIndex,
+        ]);
         const [fields] = await Promise.all([getSession(redis, sessionKeys, args), ...elsewhere]);
         if (!Array.isArray(fields) || typeof fields[0] !== "string") {
           // A stale index entry, if any (the script removed it when it had the index).
@@ -179,7 +191,7 @@ export function redisSessions(options: RedisSessionsOptions): SessionStore {
     // by get, within the cache's freshness, enough for `maxSessions`.
     touch: (id, use) =>
       labelled("sessions.touch", async () => {
-        const { sessionKeys, args, elsewhere } = sessionUse(options, id, use);
+        const { sessionKeys, args, elsewhere } = sessionUse(options, queued, id, use);
         const [revision] = await Promise.all([
           touchSessionRecord(redis, sessionKeys, args),
           ...elsewhere,
@@ -199,6 +211,6 @@ export function redisSessions(options: RedisSessionsOptions): SessionStore {
         return deleted;
       }),
 
-    ...clientsAndMarks(options),
+    ...clientsAndMarks(options, queued),
   };
 }

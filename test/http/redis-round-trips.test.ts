@@ -48,6 +48,8 @@ afterAll(async () => {
 
 /** Waits until MONITOR has shown everything sent before now (its output lags behind). */
 async function settled(): Promise<void> {
+  // Unmarks go out at the end of the event-loop turn their sessions were let go of in.
+  await new Promise((resolve) => setImmediate(resolve));
   const marker = `marker-${Math.random()}`;
   await redis.echo(marker);
   await vi.waitFor(() => expect(commands.some((command) => command.includes(marker))).toBe(true));

@@ -354,6 +354,64 @@ describe("redisStore in Redis", () => {
     }
   });
 
+  it("should send the unmarks of one turn as one script, never one a mark taken again cancelled", async () => {
+    const prefix = `unmarks:${randomUUID()}:`;
+    const store = makeStore({ prefix });
+    const monitor = await startMonitor(server.url);
+    const inspector = connection();
+    const commands: string[][] = [];
+    monitor.on("monitor", (_time: string, args: string[], source: string) => {
+      if (source !== "lua" && args.some((arg) => arg.startsWith(prefix))) commands.push(args);
+    });
+    const seen = async () => {
+      await inspector.echo(`${prefix}marker`);
+      await vi.waitFor(() => expect(commands.at(-1)?.[0]).toBe("echo"));
+      return commands.splice(0).slice(0, -1);
+    };
+    try {
+      const ids = ["a", "b", "c"];
+      for (const id of ids) {
+        await store.sessions.create(sessionRecord(id), 10);
+        await store.sessions.markActive(id, "p1");
+      }
+      // Loads the script, so what follows is counted warm.
+      await Promise.all(ids.map((id) => store.sessions.unmarkActive(id, "p1")));
+      for (const id of ids) await store.sessions.markActive(id, "p1");
+      await store.sessions.touch("b", { activeFor: "p1" });
+      await seen();
+
+      // Three sessions let go of in one turn: one command; b marked again at once keeps its mark.
+      await Promise.all([
+        store.sessions.unmarkActive("a", "p1"),
+        store.sessions.unmarkActive("b", "p1"),
+        store.sessions.unmarkActive("c", "p1"),
+        store.sessions.touch("b", { activeFor: "p1" }),
+      ]);
+      const sent = await seen();
+      expect(sent.map((args) => args[0]!.toLowerCase())).toEqual(["evalsha", "evalsha"]);
+      const unmark = sent.find((args) => args.includes(`${prefix}{s:a}:active`))!;
+      expect(unmark.slice(3)).toEqual([
+        `${prefix}{s:a}:active`,
+        `${prefix}{s:c}:active`,
+        "p1",
+        "p1",
+      ]);
+      expect(await store.sessions.activeOwners("a")).toEqual([]);
+      expect(await store.sessions.activeOwners("b")).toEqual(["p1"]);
+      expect(await store.sessions.activeOwners("c")).toEqual([]);
+
+      // One alone is a plain SREM; a read of the marks in the same turn sees it gone.
+      await store.sessions.markActive("a", "p1");
+      await seen();
+      const unmarked = store.sessions.unmarkActive("a", "p1");
+      expect(await store.sessions.activeOwners("a")).toEqual([]);
+      await unmarked;
+      expect((await seen()).map((args) => args[0]!.toLowerCase())).toEqual(["srem", "smembers"]);
+    } finally {
+      monitor.disconnect();
+    }
+  });
+
   it("should evict stale index entries before live sessions, and forget them on get", async () => {
     const prefix = `stale:${randomUUID()}:`;
     const store = makeStore({ prefix });
