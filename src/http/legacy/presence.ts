@@ -24,6 +24,7 @@ export class Presence {
   readonly #leases: LeaseStore;
   readonly #onError: (error: unknown) => void;
   #started: Promise<void> | undefined;
+  #known = false;
   #timer: ReturnType<typeof setInterval> | undefined;
 
   constructor(leases: LeaseStore, onError: (error: unknown) => void) {
@@ -33,16 +34,25 @@ export class Presence {
 
   /** Resolves once this process is known as present (at once after the first time). */
   ensure(): Promise<void> {
-    this.#started ??= this.#renew().then(() => {
+    if (this.#started) return this.#started;
+    const started = this.#renew().then(() => {
+      // Stopped meanwhile: no renewals.
+      if (this.#started !== started) return;
+      this.#known = true;
       this.#timer = setInterval(() => void this.#renew().catch(this.#onError), PRESENCE_TTL_MS / 3);
       (this.#timer as { unref?: () => void }).unref?.();
     });
-    const started = this.#started;
+    this.#started = started;
     // A failed first attempt is tried again by the next caller.
     started.catch(() => {
       if (this.#started === started) this.#started = undefined;
     });
     return started;
+  }
+
+  /** True once {@link ensure} has made this process known as present (until {@link stop}). */
+  get known(): boolean {
+    return this.#known;
   }
 
   /** True while process `processId` keeps its presence (this one always is). */
@@ -57,6 +67,7 @@ export class Presence {
     this.#timer = undefined;
     const started = this.#started;
     this.#started = undefined;
+    this.#known = false;
     if (started && (await started.then(() => true).catch(() => false)))
       await this.#leases.release(presenceKey(this.processId), this.processId);
   }

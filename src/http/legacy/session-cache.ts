@@ -46,14 +46,21 @@ export class SessionCache {
    * false reads without caching: a notification alone does not make a session warm. `use` goes
    * with the read or the touch, in the same round trip.
    */
-  async get(id: string, keep = true, use?: SessionUse): Promise<SessionRecord | undefined> {
+  get(id: string, keep = true, use?: SessionUse): Promise<SessionRecord | undefined> {
     // An in-process bus means an in-process store: reading it costs no round trip.
-    if (!this.#bus.epoch) return this.#store.get(id, use);
+    return this.#bus.epoch ? this.#getShared(id, keep, use) : this.#store.get(id, use);
+  }
+
+  async #getShared(
+    id: string,
+    keep: boolean,
+    use: SessionUse | undefined,
+  ): Promise<SessionRecord | undefined> {
     const now = performance.now();
     this.#forgetStale(now);
     const entry = this.#entries.get(id);
     // Another process's change is heard only through the bus: trust entries of this epoch only.
-    const epoch = this.#listening ? this.#bus.epoch() : -1;
+    const epoch = this.#listening ? (this.#bus.epoch?.() ?? -1) : -1;
     if (entry && epoch >= 0 && entry.epoch === epoch && now - entry.fetched < this.#freshMs) {
       // Neither its life nor its contents are taken on trust: a session ended or changed on
       // another process (its log level, its subscriptions) is seen here at once, though that

@@ -1,10 +1,11 @@
 import { ErrorCode, McpError } from "../../protocol/errors.js";
-import type { JsonRpcNotification, JsonRpcRequest } from "../../protocol/messages.js";
+import type { JsonObject, JsonRpcNotification, JsonRpcRequest } from "../../protocol/messages.js";
 import type { LogLevel } from "../../protocol/versions.js";
 import { principalKey } from "../../server/access.js";
 import { isSessionMethod } from "../../server/session-methods.js";
 import type { AuthInfo, Implementation } from "../../server/types.js";
 import type { McpStore, SessionRecord } from "../../store/types.js";
+import type { LazyAbort } from "../../utils/lazy-abort.js";
 import type { EndpointServices } from "../endpoint-services.js";
 import type { Caller } from "../caller.js";
 import { errorResponse } from "../responses.js";
@@ -28,6 +29,7 @@ import { type LegacyPeer, type RequestHost, runLegacyRequest } from "./run.js";
 import { answerOverHttp } from "./session-methods.js";
 import { SessionQuota } from "./session-quota.js";
 import { Sessions } from "./sessions.js";
+import type { LegacyStream } from "./stream.js";
 import { answer503OnStoreOutage, fromStore } from "./store-outage.js";
 
 /**
@@ -182,14 +184,7 @@ export class SessionfulLegacy implements LegacyEra {
 
   /** Where a request of a held session runs: its streams, cancellation and server requests. */
   #hostIn(held: HeldSession): RequestHost {
-    return {
-      openStream: (requestId) => held.openStream(requestId),
-      finishStream: (stream) => held.finishStream(stream),
-      track: (requestId, abort) => held.track(requestId, abort),
-      request: (stream, method, params, signal, onSent) =>
-        held.request(stream, method, params, signal, onSent),
-      done: () => this.#sessions.release(held),
-    };
+    return new HeldHost(held, this.#sessions);
   }
 
   #notification(record: SessionRecord, message: JsonRpcNotification): McpHttpResponse {
@@ -236,6 +231,37 @@ export class SessionfulLegacy implements LegacyEra {
       "tcp",
     );
     return { status: 200, headers: {}, body: null };
+  }
+}
+
+/** A request's host in a held session, let go of once the request is done. */
+class HeldHost implements RequestHost {
+  readonly #held: HeldSession;
+  readonly #sessions: Sessions;
+
+  constructor(held: HeldSession, sessions: Sessions) {
+    this.#held = held;
+    this.#sessions = sessions;
+  }
+
+  openStream(requestId: JsonRpcRequest["id"]): LegacyStream {
+    return this.#held.openStream(requestId);
+  }
+
+  finishStream(stream: LegacyStream): void {
+    this.#held.finishStream(stream);
+  }
+
+  track(requestId: string, abort: LazyAbort): () => void {
+    return this.#held.track(requestId, abort);
+  }
+
+  request(...args: Parameters<HeldSession["request"]>): Promise<JsonObject> {
+    return this.#held.request(...args);
+  }
+
+  done(): void {
+    this.#sessions.release(this.#held);
   }
 }
 

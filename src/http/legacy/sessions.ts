@@ -111,11 +111,12 @@ export class Sessions {
     const { keep = true, client, holds = false } = request;
     const use = { client, activeFor: holds ? this.processId : undefined };
     return this.#activity.read(sessionId, holds, async () => {
+      const reading = fromStore(this.#cache.get(sessionId, keep, use));
       // A mark counts only while its owner is present: the first one waits for the presence.
-      const [record] = await Promise.all([
-        fromStore(this.#cache.get(sessionId, keep, use)),
-        holds ? fromStore(this.presence.ensure()) : undefined,
-      ]);
+      const record =
+        holds && !this.presence.known
+          ? (await Promise.all([reading, fromStore(this.presence.ensure())]))[0]
+          : await reading;
       // Another principal presenting the id gets the same answer as an unknown session (§5).
       return record?.principal === principal ? record : undefined;
     });
