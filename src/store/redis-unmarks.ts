@@ -1,9 +1,13 @@
-import { luaScript, type RedisClient } from "./redis-scripts.js";
+import type { RedisClient } from "./redis-scripts.js";
 
-/** KEYS: sets of active owners. ARGV: the owner to remove from each, in the same order. */
-const unmarkAll = luaScript(`
+/**
+ * KEYS: sets of active owners. ARGV: the owner to remove from each, in the same order. Sent by
+ * EVAL every time, never EVALSHA: a NOSCRIPT retry would go out a round trip late, after a mark
+ * taken meanwhile, and remove it.
+ */
+const UNMARK_ALL = `
 for i = 1, #KEYS do redis.call('SREM', KEYS[i], ARGV[i]) end
-return 1`);
+return 1`;
 
 interface Batch {
   /** Queued unmarks by `<key>\n<owner>`: the key of a session's active owners, and the owner. */
@@ -51,7 +55,7 @@ export function unmarks(redis: RedisClient): Unmarks {
     }
     if (keys.length === 0) current.send(Promise.resolve());
     else if (keys.length === 1) current.send(redis.srem(keys[0]!, owners[0]!));
-    else current.send(unmarkAll(redis, keys, owners));
+    else current.send(redis.eval(UNMARK_ALL, keys.length, ...keys, ...owners));
   };
   return {
     unmark(key, owner) {
