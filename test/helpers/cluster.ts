@@ -330,7 +330,8 @@ function proxyError(res: ServerResponse, status: number, message: string): void 
 
 /**
  * A reverse proxy that sends each request to the next live backend in turn, with no
- * stickiness, and streams both ways (SSE included) without buffering.
+ * stickiness: a request's body is read whole first (so that a refused one can go to the next
+ * backend), and responses stream back (SSE included) without buffering.
  */
 async function startProxy(backends: readonly InternalBackend[], log: ProxyLogEntry[]) {
   const agent = new Agent({ keepAlive: true });
@@ -386,7 +387,7 @@ async function startProxy(backends: readonly InternalBackend[], log: ProxyLogEnt
     upstream.end(body);
   };
 
-  const forward = async (req: IncomingMessage, res: ServerResponse) => {
+  const forward = (req: IncomingMessage, res: ServerResponse) => {
     const backend = pick();
     const session = req.headers["mcp-session-id"];
     const entry: ProxyLogEntry = {
@@ -401,12 +402,9 @@ async function startProxy(backends: readonly InternalBackend[], log: ProxyLogEnt
       return;
     }
     const chunks: Buffer[] = [];
-    try {
-      for await (const chunk of req) chunks.push(chunk as Buffer);
-    } catch {
-      return; // the client went away
-    }
-    send(req, Buffer.concat(chunks), res, backend, 0, entry);
+    req.on("data", (chunk: Buffer) => chunks.push(chunk));
+    req.on("end", () => send(req, Buffer.concat(chunks), res, backend, 0, entry));
+    req.on("error", () => undefined); // the client went away
   };
 
   const server = createServer(forward);
