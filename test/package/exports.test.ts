@@ -148,10 +148,18 @@ describe("the published package", () => {
   });
 
   it("should load rate-limiter-flexible, an optional peer dependency, only for rateLimit", () => {
-    for (const store of ["dist/store/memory-rate-limiter.js", "dist/store/redis-rate-limiter.js"]) {
-      const source = readFileSync(join(ROOT, store), "utf8");
+    for (const [subpath, limiter] of [
+      [".", "RateLimiterMemory"],
+      ["./redis", "RateLimiterRedis"],
+    ] as const) {
+      const { files } = importGraph(join(ROOT, pkg.exports[subpath].default));
+      const source = [...files].map((file) => readFileSync(file, "utf8")).join("\n");
       // Inside try, by a literal path: bundlers carry it when installed and build without it.
-      expect(source).toMatch(/try \{\s+Limiter = \(await import\("rate-limiter-flexible\/lib\//);
+      expect(source).toMatch(
+        new RegExp(
+          `try \\{\\s+Limiter = \\(await import\\("rate-limiter-flexible/lib/${limiter}\\.js"`,
+        ),
+      );
       expect(source).not.toMatch(/^import .*rate-limiter-flexible/m);
     }
     expect(pkg.peerDependencies["rate-limiter-flexible"]).toBeDefined();

@@ -53,7 +53,8 @@ async function lockedVersion(name: string): Promise<string> {
 async function packFreshClone(): Promise<{ tarball: string; files: string[] }> {
   const clone = join(work, "clone");
   await mkdir(clone);
-  await cp(join(ROOT, "src"), join(clone, "src"), { recursive: true });
+  for (const folder of ["src", "scripts"])
+    await cp(join(ROOT, folder), join(clone, folder), { recursive: true });
   const files = ["package.json", "tsconfig.json", "tsconfig.build.json"];
   for (const file of [...files, "README.md", "LICENSE", "CHANGELOG.md"])
     await cp(join(ROOT, file), join(clone, file));
