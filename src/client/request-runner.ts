@@ -1,6 +1,7 @@
-import { type Context, context } from "@opentelemetry/api";
+import type { Context } from "@opentelemetry/api";
 import type { JsonObject } from "../protocol/messages.js";
 import { ClientCall } from "../telemetry/client-operation.js";
+import { otel } from "../telemetry/otel.js";
 import { clientExtensions } from "./ext/index.js";
 import type { ClientExtension, ExtensionRequest } from "./extension.js";
 import { withInput } from "./input.js";
@@ -52,7 +53,10 @@ export class RequestRunner {
    */
   async request(method: string, params: JsonObject, options: RunOptions): Promise<JsonObject> {
     const telemetry = this.#session.config.telemetry;
+    const pending = telemetry?.pending;
+    if (pending) await pending;
     if (!telemetry?.live) return this.#follow(method, params, options, undefined);
+    const { context } = otel()!;
     const parent = context.active();
     if (this.#session.era !== "modern" || !INPUT_METHODS.has(method))
       return this.#follow(method, params, options, { parent });
@@ -135,7 +139,9 @@ export class RequestRunner {
     method: string,
     params: JsonObject,
     options: RequestOptions,
-    parent: Context | undefined = this.#session.config.telemetry ? context.active() : undefined,
+    parent: Context | undefined = this.#session.config.telemetry
+      ? otel()?.context.active()
+      : undefined,
   ): ExtensionRequest {
     const { timeoutMs, onInput } = options;
     const trace = parent ? { parent } : undefined;

@@ -1,9 +1,10 @@
-import { type Context, context } from "@opentelemetry/api";
+import type { Context } from "@opentelemetry/api";
 import { McpError } from "../protocol/errors.js";
 import type { JsonObject, JsonRpcNotification, JsonRpcRequest } from "../protocol/messages.js";
 import type { LogLevel } from "../protocol/versions.js";
 import { OwnAttributes } from "../telemetry/attributes.js";
 import { ClientOperation } from "../telemetry/client-operation.js";
+import { otel } from "../telemetry/otel.js";
 import type { Telemetry } from "../telemetry/telemetry.js";
 import { destinationOf } from "./destination.js";
 import type { InputRouter } from "./input-router.js";
@@ -113,7 +114,7 @@ export abstract class Session {
           onInput: options.onInput,
         });
       // The transport's own spans (an instrumented fetch) go under the request's.
-      response = await (operation ? context.with(operation.context, send) : send());
+      response = await (operation ? otel()!.context.with(operation.context, send) : send());
     } catch (error) {
       operation?.endWithError(error);
       if (options.signal?.aborted && this.cancelsByNotification) {

@@ -88,6 +88,8 @@ export function answerRequest(
   origin?: RequestOrigin,
 ): Promise<JsonRpcResponse> {
   const telemetry = handlers.telemetry;
+  const pending = telemetry?.pending;
+  if (pending) return pending.then(() => answerRequest(handlers, request, wire, origin));
   if (!telemetry?.live) return respond(handlers, request, origin);
   const operation = new ServerOperation(telemetry, request, {
     transport: wire.kind === "stdio" ? "pipe" : "tcp",

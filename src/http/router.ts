@@ -124,6 +124,8 @@ function traced(
   verified: Verified | undefined,
 ): Promise<McpHttpResponse> | McpHttpResponse {
   const telemetry = options.core.dispatchServices.telemetry;
+  const pending = telemetry?.pending;
+  if (pending) return pending.then(() => traced(options, req, message, caller, verified));
   if (!telemetry?.live || typeof message.method !== "string" || isResponse(message))
     return routeMessage(options, req, message, caller, verified);
   if (telemetry.passesThrough(isObject(message.params) ? message.params : undefined))

@@ -1,13 +1,4 @@
-import {
-  type Attributes,
-  type AttributeValue,
-  type Context,
-  context,
-  propagation,
-  type Span,
-  SpanKind,
-  trace,
-} from "@opentelemetry/api";
+import type { Attributes, AttributeValue, Context, Span } from "@opentelemetry/api";
 import type { JsonObject, RequestId } from "../protocol/messages.js";
 import {
   describeOperation,
@@ -18,7 +9,8 @@ import {
   resourceUriOf,
 } from "./attributes.js";
 import { recordFailure } from "./failure.js";
-import { metaOf, metaSetter, NOT_RECORDING, type Telemetry } from "./telemetry.js";
+import { otel, otelNoops } from "./otel.js";
+import { metaOf, metaSetter, type Telemetry } from "./telemetry.js";
 
 /** Where a request goes: an HTTP endpoint, or a peer on the other end of a pipe. */
 export interface Destination {
@@ -53,12 +45,12 @@ export class ClientOperation {
     telemetry: Telemetry,
     message: { method: string; id?: RequestId; params?: JsonObject },
     destination: Destination,
-    parent: Context = context.active(),
+    parent: Context = otel()!.context.active(),
   ) {
     this.#telemetry = telemetry;
     if (!telemetry.full) {
       // Propagate mode: no span of ours; the parent's context is what travels to the peer.
-      this.#span = NOT_RECORDING;
+      this.#span = otelNoops()!.span;
       this.#metric = undefined;
       this.context = parent;
       return;
@@ -79,11 +71,11 @@ export class ClientOperation {
       this.#metric["mcp.protocol.version"] = destination.protocolVersion;
     this.#span = telemetry.tracer.startSpan(
       spanName,
-      { kind: SpanKind.CLIENT, attributes },
+      { kind: otel()!.SpanKind.CLIENT, attributes },
       parent,
     );
     if (this.#span.isRecording()) describeSpan(this.#span, message, destination);
-    this.context = trace.setSpan(parent, this.#span);
+    this.context = otel()!.trace.setSpan(parent, this.#span);
   }
 
   /**
@@ -93,7 +85,7 @@ export class ClientOperation {
    */
   inject(params: JsonObject | undefined): JsonObject {
     const carrier: JsonObject = {};
-    propagation.inject(this.context, carrier, metaSetter);
+    otel()!.propagation.inject(this.context, carrier, metaSetter);
     if (Object.keys(carrier).length === 0) return params ?? {};
     return { ...params, _meta: { ...metaOf(params), ...carrier } };
   }
@@ -146,23 +138,23 @@ export class ClientCall {
   constructor(
     telemetry: Telemetry,
     message: { method: string; params?: JsonObject },
-    parent: Context = context.active(),
+    parent: Context = otel()!.context.active(),
   ) {
     if (!telemetry.full) {
-      this.#span = NOT_RECORDING;
+      this.#span = otelNoops()!.span;
       this.context = parent;
       return;
     }
     const { spanName, attributes } = describeOperation(message.method, message.params);
     this.#span = telemetry.tracer.startSpan(
       spanName,
-      { kind: SpanKind.INTERNAL, attributes },
+      { kind: otel()!.SpanKind.INTERNAL, attributes },
       parent,
     );
     const uri = resourceUriOf(message.method, message.params);
     if (uri !== undefined && this.#span.isRecording())
       this.#span.setAttribute(McpAttributes.resourceUri, uri);
-    this.context = trace.setSpan(parent, this.#span);
+    this.context = otel()!.trace.setSpan(parent, this.#span);
   }
 
   /** Counts a round trip and returns its number (1 for the first). */

@@ -1,4 +1,5 @@
-import { type Span, SpanStatusCode } from "@opentelemetry/api";
+import type { Span } from "@opentelemetry/api";
+import { otel } from "./otel.js";
 import { failureOf, McpAttributes, type Outcome } from "./attributes.js";
 
 /** Marks a span failed (error.type, status code, status ERROR) when the outcome is a failure. */
@@ -11,6 +12,6 @@ export function recordFailure(span: Span, outcome: Outcome): ReturnType<typeof f
   // The JSON-RPC message, else the exception's (conventions: span status description).
   const message =
     failure.message ?? (outcome.exception instanceof Error ? outcome.exception.message : undefined);
-  span.setStatus({ code: SpanStatusCode.ERROR, message });
+  span.setStatus({ code: otel()!.SpanStatusCode.ERROR, message });
   return failure;
 }

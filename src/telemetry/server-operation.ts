@@ -1,14 +1,10 @@
-import {
-  type Attributes,
-  type AttributeValue,
-  type Context,
-  context,
-  type Link,
-  propagation,
-  type Span,
-  type SpanContext,
-  SpanKind,
-  trace,
+import type {
+  Attributes,
+  AttributeValue,
+  Context,
+  Link,
+  Span,
+  SpanContext,
 } from "@opentelemetry/api";
 import type { JsonObject, RequestId } from "../protocol/messages.js";
 import {
@@ -20,7 +16,8 @@ import {
   resourceUriOf,
 } from "./attributes.js";
 import { recordFailure } from "./failure.js";
-import { metaGetter, metaOf, NOT_RECORDING, type Telemetry } from "./telemetry.js";
+import { otel, otelNoops } from "./otel.js";
+import { metaGetter, metaOf, type Telemetry } from "./telemetry.js";
 
 /** The span context a W3C `traceparent` names, when it is well formed. */
 export function spanContextOf(traceparent: string): SpanContext | undefined {
@@ -32,7 +29,7 @@ export function spanContextOf(traceparent: string): SpanContext | undefined {
     traceFlags: Number.parseInt(match[3]!, 16),
     isRemote: true,
   };
-  return trace.isSpanContextValid(spanContext) ? spanContext : undefined;
+  return otel()!.trace.isSpanContextValid(spanContext) ? spanContext : undefined;
 }
 
 /** Where a message arrived: over HTTP (TCP), or stdio (a pipe). */
@@ -111,6 +108,7 @@ export class ServerOperation {
   ) {
     this.#telemetry = telemetry;
     this.transport = arrival.transport;
+    const { context, propagation, trace, SpanKind } = otel()!;
     const ambient = context.active();
     const meta = metaOf(message.params);
     const carried =
@@ -119,7 +117,7 @@ export class ServerOperation {
         : ambient;
     if (!telemetry.full) {
       // Propagate mode: no span of ours; the handler runs in the context the message carried.
-      this.#span = NOT_RECORDING;
+      this.#span = otelNoops()!.span;
       this.#metric = undefined;
       this.context = carried;
       return;
@@ -181,7 +179,7 @@ export class ServerOperation {
   /** The span as a W3C `traceparent`, for the next round to link to. */
   traceparent(): string | undefined {
     const { traceId, spanId, traceFlags } = this.#span.spanContext();
-    if (!trace.isSpanContextValid(this.#span.spanContext())) return undefined;
+    if (!otel()!.trace.isSpanContextValid(this.#span.spanContext())) return undefined;
     return `00-${traceId}-${spanId}-0${traceFlags & 1}`;
   }
 
@@ -206,7 +204,7 @@ export class ServerOperation {
 
   /** Runs `fn` inside the span's context, so spans the handler starts are its children. */
   run<T>(fn: () => T): T {
-    return context.with(this.context, fn);
+    return otel()!.context.with(this.context, fn);
   }
 
   /** Ends the span and records the duration, once. */

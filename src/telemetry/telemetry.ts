@@ -1,23 +1,17 @@
-import {
-  type Attributes,
-  type Context,
-  context,
-  createNoopMeter,
-  type Histogram,
-  INVALID_SPAN_CONTEXT,
-  type Meter,
-  type MeterProvider,
-  metrics,
-  ProxyTracerProvider,
-  propagation,
-  type TextMapGetter,
-  type TextMapSetter,
-  type Tracer,
-  type TracerProvider,
-  trace,
+import type {
+  Attributes,
+  Context,
+  Histogram,
+  Meter,
+  MeterProvider,
+  TextMapGetter,
+  TextMapSetter,
+  Tracer,
+  TracerProvider,
 } from "@opentelemetry/api";
 import { isObject, type JsonObject } from "../protocol/messages.js";
 import { DURATION_BUCKETS } from "./attributes.js";
+import { loadOtel, otel, otelNoops, otelRegistered, otelSettled } from "./otel.js";
 
 /**
  * What telemetry does: `full` records spans and metrics; `propagate` records nothing of ours but
@@ -41,15 +35,6 @@ export interface TelemetryOptions {
 const SCOPE = "mcp-mount";
 /** The scope's version (the package's). */
 const SCOPE_VERSION = "0.1.0";
-
-/** What the API's global tracer provider delegates to while no SDK is registered. */
-const NOOP_TRACER_PROVIDER = new ProxyTracerProvider().getDelegate();
-/** The class of the meters a meter provider gives while no SDK is registered. */
-const NoopMeter = createNoopMeter().constructor;
-/** The histogram of the API's no-op meter: what propagate mode records into. */
-const NOOP_HISTOGRAM = createNoopMeter().createHistogram("mcp-mount.noop");
-/** A span that records nothing and names no trace: what propagate mode's operations hold. */
-export const NOT_RECORDING = trace.wrapSpanContext(INVALID_SPAN_CONTEXT);
 
 /** Reads the W3C keys (`traceparent`, `tracestate`, `baggage`) from a message's `params._meta`. */
 export const metaGetter: TextMapGetter<JsonObject | undefined> = {
@@ -84,9 +69,9 @@ export class Telemetry {
    * starts one (a task's run) records nothing.
    */
   get tracer(): Tracer {
-    return this.#tracer;
+    return this.#tracer!;
   }
-  #tracer: Tracer;
+  #tracer: Tracer | undefined;
   /** True in full mode: spans and metrics of ours; false in propagate mode. */
   readonly full: boolean;
   readonly #tracerProvider: TracerProvider | undefined;
@@ -104,11 +89,21 @@ export class Telemetry {
   constructor(options: TelemetryOptions = {}) {
     this.#tracerProvider = options.tracerProvider;
     this.full = options.mode !== "propagate";
-    const tracers = this.full
-      ? (options.tracerProvider ?? trace.getTracerProvider())
-      : NOOP_TRACER_PROVIDER;
-    this.#tracer = tracers.getTracer(SCOPE, SCOPE_VERSION);
     this.#meterProvider = options.meterProvider;
+    // An SDK registered before the handler was built: the API loads while the app starts.
+    void this.pending;
+  }
+
+  /**
+   * While the OpenTelemetry API is not loaded yet but is needed (an SDK registered, or providers
+   * given), its loading, which the transports await before the message that found it: so the
+   * first message after an SDK registered is traced like the rest. Else undefined: with nothing
+   * registered the API is never loaded, and telemetry records nothing.
+   */
+  get pending(): Promise<void> | undefined {
+    if (otel() !== undefined || otelSettled()) return undefined;
+    if (!this.#tracerProvider && !this.#meterProvider && !otelRegistered()) return undefined;
+    return loadOtel();
   }
 
   /**
@@ -120,24 +115,33 @@ export class Telemetry {
    * without an SDK no propagator reads the context, and no span of the app's would join it.
    */
   get live(): boolean {
-    const tracers = this.#tracerProvider ?? trace.getTracerProvider();
-    const delegate = tracers instanceof ProxyTracerProvider ? tracers.getDelegate() : tracers;
-    const meters = this.#meterProvider ?? metrics.getMeterProvider();
+    const api = otel();
+    if (api === undefined) {
+      void this.pending;
+      return false;
+    }
+    const tracers = this.#tracerProvider ?? api.trace.getTracerProvider();
+    const delegate = tracers instanceof api.ProxyTracerProvider ? tracers.getDelegate() : tracers;
+    const meters = this.#meterProvider ?? api.metrics.getMeterProvider();
     if (delegate === this.#seenTracers && meters === this.#seenMeters) return this.#live;
+    const noops = otelNoops()!;
     if (meters !== this.#seenMeters) {
       // The meter taken before may be the no-op one, or another SDK's: take it again.
       this.#meter = undefined;
       this.#histograms.clear();
     }
-    // A tracer holds on to the SDK it first reached: another SDK needs another tracer.
-    if (this.full && this.#seenTracers !== undefined && delegate !== this.#seenTracers)
+    // Propagate mode's tracer is the API's no-op one, whose spans only carry their parent's
+    // context. A tracer holds on to the SDK it first reached: another SDK needs another tracer.
+    if (this.#tracer === undefined)
+      this.#tracer = (this.full ? tracers : noops.tracerProvider).getTracer(SCOPE, SCOPE_VERSION);
+    else if (this.full && this.#seenTracers !== undefined && delegate !== this.#seenTracers)
       this.#tracer = tracers.getTracer(SCOPE, SCOPE_VERSION);
     this.#seenTracers = delegate;
     this.#seenMeters = meters;
-    this.#fields = propagation.fields();
+    this.#fields = api.propagation.fields();
     this.#live =
-      delegate !== NOOP_TRACER_PROVIDER ||
-      !(meters.getMeter(SCOPE, SCOPE_VERSION) instanceof NoopMeter);
+      delegate !== noops.tracerProvider ||
+      !(meters.getMeter(SCOPE, SCOPE_VERSION) instanceof noops.Meter);
     return this.#live;
   }
 
@@ -151,7 +155,7 @@ export class Telemetry {
    */
   carriesContext(meta: JsonObject | undefined): boolean {
     if (meta === undefined) return false;
-    if ((++this.#asked & 1023) === 0) this.#fields = propagation.fields();
+    if ((++this.#asked & 1023) === 0) this.#fields = otel()!.propagation.fields();
     const fields = this.#fields;
     if (fields.length === 0) return true;
     for (const field of fields) if (meta[field] !== undefined) return true;
@@ -169,10 +173,10 @@ export class Telemetry {
 
   /** A duration histogram of the conventions (seconds, their bucket boundaries). */
   histogram(name: string, description: string): Histogram {
-    if (!this.full) return NOOP_HISTOGRAM;
+    if (!this.full) return otelNoops()!.histogram;
     let histogram = this.#histograms.get(name);
     if (!histogram) {
-      this.#meter ??= (this.#meterProvider ?? metrics.getMeterProvider()).getMeter(
+      this.#meter ??= (this.#meterProvider ?? otel()!.metrics.getMeterProvider()).getMeter(
         SCOPE,
         SCOPE_VERSION,
       );
@@ -191,7 +195,7 @@ export class Telemetry {
    * client's quota): from its creation, whichever process created it.
    */
   sessionEnded(createdAt: number, protocolVersion: string, transport: "tcp" | "pipe"): void {
-    if (!this.full) return;
+    if (!this.full || !this.live) return;
     const attributes: Attributes = {
       "mcp.protocol.version": protocolVersion,
       "network.transport": transport,
@@ -205,7 +209,7 @@ export class Telemetry {
 
   /** Runs `fn` with `ctx` active (handlers then start their spans under the request's). */
   static run<T>(ctx: Context, fn: () => T): T {
-    return context.with(ctx, fn);
+    return otel()!.context.with(ctx, fn);
   }
 }
 

@@ -166,6 +166,17 @@ describe("the published package", () => {
     expect(pkg.peerDependenciesMeta["rate-limiter-flexible"].optional).toBe(true);
   });
 
+  it("should load @opentelemetry/api by import() only, once an SDK is registered", () => {
+    for (const subpath of [".", "./client", "./client/stdio", "./stdio"]) {
+      const { files, bare } = importGraph(join(ROOT, pkg.exports[subpath].default));
+      expect(bare.has("@opentelemetry/api"), subpath).toBe(true);
+      const staticImports = [...files].filter((file) =>
+        /^\s*import\s[^;]*from\s*["']@opentelemetry\/api["']/m.test(readFileSync(file, "utf8")),
+      );
+      expect(staticImports, subpath).toEqual([]);
+    }
+  });
+
   it("should take @opentelemetry/api as a peer dependency, as instrumented libraries do", () => {
     // One copy of the API in an app, so the SDK it registers is the one spans go to.
     expect(pkg.peerDependencies["@opentelemetry/api"]).toBe("^1.9.0");

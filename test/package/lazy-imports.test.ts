@@ -5,6 +5,7 @@ import { join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
 import { describe, expect, it } from "vitest";
+import { modernMeta } from "../helpers/modern.js";
 
 const ROOT = resolve(fileURLToPath(new URL("../..", import.meta.url)));
 
@@ -60,6 +61,32 @@ const JWT_AUTH = `
   const auth = jwtAuth({ issuer: "https://issuer.example", secret: "s".repeat(32) });
 `;
 
+/** A handler serving an echo tool, and `call(method, params)` posting one modern request to it. */
+const ECHO_SERVER = `
+  import { createMcpHandler, McpServer } from "./src/index.ts";
+  const server = new McpServer({ name: "echo", version: "1.0.0" });
+  server.tool(
+    { name: "echo", input: { type: "object", properties: { text: { type: "string" } } } },
+    ({ text }) => text,
+  );
+  const mcp = createMcpHandler(server);
+  const call = async (method, params) => {
+    const body = { jsonrpc: "2.0", id: 1, method, params: { ...params, _meta: ${JSON.stringify(modernMeta())} } };
+    const response = await mcp.fetch(new Request("http://127.0.0.1/mcp", {
+      method: "POST",
+      headers: {
+        "content-type": "application/json",
+        accept: "application/json, text/event-stream",
+        "mcp-protocol-version": "2026-07-28",
+        "mcp-method": method,
+        "mcp-name": params.name,
+      },
+      body: JSON.stringify(body),
+    }));
+    return response.json();
+  };
+`;
+
 // Each case starts a Node process that compiles the sources with tsx: slow on a loaded machine.
 describe("what importing the package loads", { timeout: 30_000 }, () => {
   it("should not load jose when jwtAuth is only built", async () => {
@@ -78,6 +105,32 @@ describe("what importing the package loads", { timeout: 30_000 }, () => {
       description: "The access token is malformed",
     });
     expect(loaded.has("jose")).toBe(true);
+  });
+
+  it("should not load @opentelemetry/api while no SDK is registered", async () => {
+    const { loaded, stdout } = await run(`${ECHO_SERVER}
+      const answer = await call("tools/call", { name: "echo", arguments: { text: "hi" } });
+      console.log(JSON.stringify(answer.result.content));
+    `);
+    expect(JSON.parse(stdout)).toEqual([{ type: "text", text: "hi" }]);
+    expect(loaded.has("src/telemetry/telemetry.ts")).toBe(true);
+    expect(loaded.has("@opentelemetry/api")).toBe(false);
+  });
+
+  it("should load it for an SDK registered after the handler, and trace the first request", async () => {
+    const { stdout } = await run(`${ECHO_SERVER}
+      const { trace } = await import("@opentelemetry/api");
+      const { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor } = await import(
+        "@opentelemetry/sdk-trace-base"
+      );
+      const exporter = new InMemorySpanExporter();
+      trace.setGlobalTracerProvider(
+        new BasicTracerProvider({ spanProcessors: [new SimpleSpanProcessor(exporter)] }),
+      );
+      await call("tools/call", { name: "echo", arguments: { text: "hi" } });
+      console.log(JSON.stringify(exporter.getFinishedSpans().map((span) => span.name)));
+    `);
+    expect(JSON.parse(stdout)).toEqual(["tools/call echo"]);
   });
 
   it("should not load ajv for the client, which only interprets a server's schemas", async () => {

@@ -118,6 +118,13 @@ export class StdioSession {
   /** Handles one message read from the client, inside its span when telemetry is on. */
   receive(message: unknown): undefined {
     const telemetry = this.#options.telemetry;
+    // The OpenTelemetry API loading (an SDK registered): this message and those after it wait
+    // for it, in order.
+    const pending = telemetry?.pending;
+    if (pending) {
+      pending.then(() => this.receive(message));
+      return;
+    }
     if (
       !telemetry?.live ||
       !isObject(message) ||

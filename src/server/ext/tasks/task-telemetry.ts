@@ -1,14 +1,8 @@
-import {
-  type Attributes,
-  context,
-  type Link,
-  type Span,
-  SpanKind,
-  trace,
-} from "@opentelemetry/api";
+import type { Attributes, Link, Span } from "@opentelemetry/api";
 import type { TaskRecord } from "../../../store/types.js";
 import { describeOperation, type Outcome, OwnAttributes } from "../../../telemetry/attributes.js";
 import { recordFailure } from "../../../telemetry/failure.js";
+import { otel } from "../../../telemetry/otel.js";
 import { type ServerOperation, spanContextOf } from "../../../telemetry/server-operation.js";
 import type { Telemetry } from "../../../telemetry/telemetry.js";
 
@@ -62,7 +56,7 @@ export class TaskRunSpan {
   constructor(telemetry: Telemetry, record: TaskRecord, tool: string) {
     const { spanName, attributes } = describeOperation("tools/call", { name: tool });
     this.#span = telemetry.tracer.startSpan(spanName, {
-      kind: SpanKind.INTERNAL,
+      kind: otel()!.SpanKind.INTERNAL,
       root: true,
       links: linkOf(record.traceparent),
       attributes: withTaskId(attributes, record.id),
@@ -71,6 +65,7 @@ export class TaskRunSpan {
 
   /** Runs `fn` with the span active, so spans the tool's handler starts are its children. */
   run<T>(fn: () => T): T {
+    const { context, trace } = otel()!;
     return context.with(trace.setSpan(context.active(), this.#span), fn);
   }
 
