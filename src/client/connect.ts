@@ -227,6 +227,8 @@ export async function openClientSession(
   };
   if (options.signal) era.signal = options.signal;
   try {
+    // An SDK is registered: the handshake's spans need the OpenTelemetry API loaded.
+    await telemetry?.pending;
     return await openSession(wire, config, era);
   } catch (error) {
     await wire.close().catch(() => {});

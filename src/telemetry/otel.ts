@@ -42,8 +42,8 @@ export const otelRegistered = (): boolean =>
 
 /**
  * Loads the API (an import of 47 CommonJS files, about a tenth of a cold start, which a server
- * without an SDK never pays). Settles once; when the API cannot be loaded, it stays unloaded and
- * telemetry records nothing.
+ * without an SDK never pays). Settles once; when the API cannot be loaded, it says so once, stays
+ * unloaded, and telemetry records nothing.
  */
 export function loadOtel(): Promise<void> {
   loading ??= import("@opentelemetry/api").then(
@@ -57,7 +57,11 @@ export function loadOtel(): Promise<void> {
       };
       api = loaded;
     },
-    () => undefined,
+    (error: unknown) => {
+      // An SDK was registered (or providers given) yet the peer dependency is missing or broken:
+      // say so once, as nothing of ours will be traced.
+      console.warn(`mcp-mount: telemetry is off, @opentelemetry/api did not load: ${error}`);
+    },
   );
   loading.then(() => {
     settled = true;

@@ -9,7 +9,7 @@ import { createAuthExampleApp } from "../../examples/express-auth/app.js";
 import { type LocalIssuer, startLocalIssuer } from "../../examples/shared/local-issuer.js";
 
 const ROOT = resolve(import.meta.dirname, "../..");
-/** The built CLI (`npx tsc -p tsconfig.build.json` first). */
+/** The built CLI (`npm run build` first). */
 const BIN = join(ROOT, "dist/cli/main.js");
 
 interface Run {

@@ -61,6 +61,8 @@ const JWT_AUTH = `
   const auth = jwtAuth({ issuer: "https://issuer.example", secret: "s".repeat(32) });
 `;
 
+const ECHO_CLIENT = { name: "lazy-imports", version: "1.0.0" };
+
 /** A handler serving an echo tool, and `call(method, params)` posting one modern request to it. */
 const ECHO_SERVER = `
   import { createMcpHandler, McpServer } from "./src/index.ts";
@@ -70,6 +72,7 @@ const ECHO_SERVER = `
     ({ text }) => text,
   );
   const mcp = createMcpHandler(server);
+
   const call = async (method, params) => {
     const body = { jsonrpc: "2.0", id: 1, method, params: { ...params, _meta: ${JSON.stringify(modernMeta())} } };
     const response = await mcp.fetch(new Request("http://127.0.0.1/mcp", {
@@ -84,6 +87,23 @@ const ECHO_SERVER = `
       body: JSON.stringify(body),
     }));
     return response.json();
+  };
+`;
+
+/**
+ * A tracer SDK's modules loaded (which registers nothing), and `registerSdk()`, which registers
+ * it globally at once and returns its in-memory exporter.
+ */
+const SDK = `
+  const { trace } = await import("@opentelemetry/api");
+  const { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor } = await import(
+    "@opentelemetry/sdk-trace-base"
+  );
+  const registerSdk = () => {
+    const exporter = new InMemorySpanExporter();
+    const spanProcessors = [new SimpleSpanProcessor(exporter)];
+    trace.setGlobalTracerProvider(new BasicTracerProvider({ spanProcessors }));
+    return exporter;
   };
 `;
 
@@ -118,19 +138,55 @@ describe("what importing the package loads", { timeout: 30_000 }, () => {
   });
 
   it("should load it for an SDK registered after the handler, and trace the first request", async () => {
-    const { stdout } = await run(`${ECHO_SERVER}
-      const { trace } = await import("@opentelemetry/api");
-      const { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor } = await import(
-        "@opentelemetry/sdk-trace-base"
-      );
-      const exporter = new InMemorySpanExporter();
-      trace.setGlobalTracerProvider(
-        new BasicTracerProvider({ spanProcessors: [new SimpleSpanProcessor(exporter)] }),
-      );
+    const { stdout } = await run(`${ECHO_SERVER}${SDK}
+      const exporter = registerSdk();
       await call("tools/call", { name: "echo", arguments: { text: "hi" } });
       console.log(JSON.stringify(exporter.getFinishedSpans().map((span) => span.name)));
     `);
     expect(JSON.parse(stdout)).toEqual(["tools/call echo"]);
+  });
+
+  it("should answer and trace what stdio read while the API loaded, though the input ended", async () => {
+    const legacy = { protocolVersion: "2025-11-25", capabilities: {}, clientInfo: ECHO_CLIENT };
+    const input = [
+      { jsonrpc: "2.0", id: 1, method: "initialize", params: legacy },
+      { jsonrpc: "2.0", method: "notifications/initialized" },
+      { jsonrpc: "2.0", id: 2, method: "tools/call", params: { name: "echo", arguments: {} } },
+    ];
+    const { stdout } = await run(`${ECHO_SERVER}${SDK}
+      const { PassThrough, Readable } = await import("node:stream");
+      const { serveStdio } = await import("./src/adapters/stdio.ts");
+      const output = new PassThrough();
+      const written = [];
+      output.on("data", (chunk) => written.push(String(chunk)));
+      const lines = ${JSON.stringify(input)}.map((m) => JSON.stringify(m) + "\\n").join("");
+      const stdio = serveStdio(server, { input: Readable.from([lines]), output });
+      // Registered after the server was built, before it read its input.
+      const exporter = registerSdk();
+      await stdio.done;
+      const ids = written.join("").split("\\n").filter(Boolean).map((line) => JSON.parse(line).id);
+      const spans = exporter.getFinishedSpans().map((span) => span.name).sort();
+      console.log(JSON.stringify({ ids, spans }));
+    `);
+    expect(JSON.parse(stdout)).toEqual({
+      ids: [1, 2],
+      spans: ["initialize", "notifications/initialized", "tools/call echo"],
+    });
+  });
+
+  it("should trace a client's handshake when an SDK registered just before it connects", async () => {
+    const { stdout } = await run(`${ECHO_SERVER}${SDK}
+      const { McpClient } = await import("./src/client/index.ts");
+      const exporter = registerSdk();
+      const client = await McpClient.connect("http://127.0.0.1/mcp", {
+        fetch: (input, init) => mcp.fetch(new Request(input, init)),
+      });
+      await client.callTool("echo", { text: "hi" });
+      await client.close();
+      const clientSpans = exporter.getFinishedSpans().filter((span) => span.kind === 2);
+      console.log(JSON.stringify(clientSpans.map((span) => span.name)));
+    `);
+    expect(JSON.parse(stdout)).toEqual(["server/discover", "tools/call echo"]);
   });
 
   it("should not load ajv for the client, which only interprets a server's schemas", async () => {

@@ -70,6 +70,8 @@ export class StdioSession {
   readonly #services: DispatchServices;
   readonly #running = new Map<string, LazyAbort>();
   readonly #pending = new PendingRequests<JsonObject>();
+  /** The last message waiting for the OpenTelemetry API to load (telemetry), if any. */
+  #deferred: Promise<void> | undefined;
   /** The spans of requests not answered yet, by id (telemetry). */
   readonly #operations = new Map<string, ServerOperation>();
   readonly #modern: ModernStdio;
@@ -122,7 +124,7 @@ export class StdioSession {
     // for it, in order.
     const pending = telemetry?.pending;
     if (pending) {
-      pending.then(() => this.receive(message));
+      this.#deferred = pending.then(() => this.receive(message)).catch(this.#options.onError);
       return;
     }
     if (
@@ -183,6 +185,8 @@ export class StdioSession {
    * waits for the client, which can no longer answer.
    */
   async drain(ms: number): Promise<void> {
+    // Messages read before the input ended that wait for the OpenTelemetry API start first.
+    if (this.#deferred) await this.#deferred;
     // Streams (events/stream) answer now: they would run until cancelled, which nobody can now.
     for (const extension of this.#channel.extensions) extension.endStreams?.();
     if (this.#running.size === 0 || this.#pending.size > 0) return;
