@@ -5,7 +5,7 @@ import { join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
 import { describe, expect, it } from "vitest";
-import { modernMeta } from "../helpers/modern.js";
+import { modernHeaders, modernMeta } from "../helpers/modern.js";
 
 const ROOT = resolve(fileURLToPath(new URL("../..", import.meta.url)));
 
@@ -77,13 +77,7 @@ const ECHO_SERVER = `
     const body = { jsonrpc: "2.0", id: 1, method, params: { ...params, _meta: ${JSON.stringify(modernMeta())} } };
     const response = await mcp.fetch(new Request("http://127.0.0.1/mcp", {
       method: "POST",
-      headers: {
-        "content-type": "application/json",
-        accept: "application/json, text/event-stream",
-        "mcp-protocol-version": "2026-07-28",
-        "mcp-method": method,
-        "mcp-name": params.name,
-      },
+      headers: { ...${JSON.stringify(modernHeaders("tools/call"))}, "mcp-method": method, "mcp-name": params.name },
       body: JSON.stringify(body),
     }));
     return response.json();
