@@ -120,8 +120,7 @@ export class StdioSession {
   /** Handles one message read from the client, inside its span when telemetry is on. */
   receive(message: unknown): undefined {
     const telemetry = this.#options.telemetry;
-    // The OpenTelemetry API loading (an SDK registered): this message and those after it wait
-    // for it, in order.
+    // While the OpenTelemetry API loads (an SDK registered), messages wait for it, in order.
     const pending = telemetry?.pending;
     if (pending) {
       this.#deferred = pending.then(() => this.receive(message)).catch(this.#options.onError);
@@ -140,9 +139,7 @@ export class StdioSession {
     const operation = new ServerOperation(
       telemetry,
       { method: message.method, id, params },
-      {
-        transport: "pipe",
-      },
+      { transport: "pipe" },
     );
     if (id === undefined) {
       operation.run(() => this.#receive(message));
@@ -185,8 +182,7 @@ export class StdioSession {
    * waits for the client, which can no longer answer.
    */
   async drain(ms: number): Promise<void> {
-    // Messages read before the input ended that wait for the OpenTelemetry API start first.
-    if (this.#deferred) await this.#deferred;
+    await this.#deferred; // messages still waiting for the OpenTelemetry API to load start first
     // Streams (events/stream) answer now: they would run until cancelled, which nobody can now.
     for (const extension of this.#channel.extensions) extension.endStreams?.();
     if (this.#running.size === 0 || this.#pending.size > 0) return;
