@@ -3,36 +3,76 @@ import type { EventLog, LoggedEvent, SessionRecord, SessionStore, SessionUse } f
 interface Entry {
   record: SessionRecord;
   seen: number;
-  /** Owners marking the session as in use. */
-  active?: Set<string>;
+  /**
+   * Owners that marked the session, true while their mark holds. An unmark sets false rather
+   * than deleting: a warm session is marked and unmarked on every request, and a long-lived
+   * Map or Set that churns allocates a new table every few operations, in old space.
+   */
+  active?: Map<string, boolean>;
 }
 
 function mark(entry: Entry, owner: string): void {
-  entry.active ??= new Set();
-  entry.active.add(owner);
+  entry.active ??= new Map();
+  entry.active.set(owner, true);
 }
 
-/** Each client's session ids in Sets kept in order of use, least recent first. */
+/**
+ * Each client's session ids in a Set kept in order of use, least recent first, and the most
+ * recent one: a warm session used again is already last, and is not moved (see `Entry.active`).
+ */
 function clientOrders() {
-  const byClient = new Map<string, Set<string>>();
+  const byClient = new Map<string, { ids: Set<string>; newest: string | undefined }>();
   return {
     add(record: SessionRecord): void {
       if (record.client === undefined) return;
-      byClient.set(record.client, (byClient.get(record.client) ?? new Set()).add(record.id));
+      const own = byClient.get(record.client) ?? { ids: new Set<string>(), newest: undefined };
+      byClient.set(record.client, own);
+      own.ids.add(record.id);
+      own.newest = record.id;
     },
     remove(record: SessionRecord | undefined): void {
       const own = record?.client === undefined ? undefined : byClient.get(record.client);
-      own?.delete(record!.id);
-      if (own?.size === 0) byClient.delete(record!.client!);
+      if (!own) return;
+      own.ids.delete(record!.id);
+      if (own.newest === record!.id) own.newest = undefined;
+      if (own.ids.size === 0) byClient.delete(record!.client!);
     },
     /** Moves a session to the end of its client's order, when `client` is its own. */
     used(record: SessionRecord, client: string | undefined): void {
       if (client === undefined || client !== record.client) return;
       const own = byClient.get(client);
-      if (own?.delete(record.id)) own.add(record.id);
+      if (!own || own.newest === record.id || !own.ids.delete(record.id)) return;
+      own.ids.add(record.id);
+      own.newest = record.id;
     },
-    list: (client: string) => [...(byClient.get(client) ?? [])],
+    list: (client: string) => [...(byClient.get(client)?.ids ?? [])],
   };
+}
+
+/**
+ * Puts a session's entry last in `sessions`, the most recently used, unless it is last already
+ * (a warm session's next request: see `Entry.active`).
+ */
+function lastUse(sessions: Map<string, Entry>): (id: string, entry: Entry) => void {
+  let newest: Entry | undefined;
+  return (id, entry) => {
+    if (newest === entry) return;
+    sessions.delete(id);
+    sessions.set(id, entry);
+    newest = entry;
+  };
+}
+
+/** Clears an owner's mark, if it made one: set false, not deleted (see `Entry.active`). */
+function unmark(entry: Entry | undefined, owner: string): void {
+  if (entry?.active?.has(owner)) entry.active.set(owner, false);
+}
+
+/** The owners whose marks on a session hold. */
+function ownersOf(entry: Entry | undefined): string[] {
+  const owners: string[] = [];
+  for (const [owner, holds] of entry?.active ?? []) if (holds) owners.push(owner);
+  return owners;
 }
 
 /**
@@ -43,6 +83,7 @@ function clientOrders() {
  */
 export function memorySessions(idleMs: number): SessionStore & { sweep(): void } {
   const sessions = new Map<string, Entry>();
+  const used = lastUse(sessions);
   const orders = clientOrders();
   const remove = (id: string) => {
     orders.remove(sessions.get(id)?.record);
@@ -66,9 +107,8 @@ export function memorySessions(idleMs: number): SessionStore & { sweep(): void }
       remove(id);
       return undefined;
     }
-    sessions.delete(id);
     entry.seen = Date.now();
-    sessions.set(id, entry);
+    used(id, entry);
     orders.used(entry.record, how.client);
     if (how.activeFor !== undefined) mark(entry, how.activeFor);
     return entry;
@@ -84,7 +124,7 @@ export function memorySessions(idleMs: number): SessionStore & { sweep(): void }
         remove(id);
         evicted.push(id);
       }
-      sessions.set(record.id, { record: { ...record, revision: 0 }, seen: Date.now() });
+      used(record.id, { record: { ...record, revision: 0 }, seen: Date.now() });
       orders.add(record);
       return evicted;
     },
@@ -114,10 +154,10 @@ export function memorySessions(idleMs: number): SessionStore & { sweep(): void }
       if (entry) mark(entry, owner);
     },
     async unmarkActive(id, owner) {
-      sessions.get(id)?.active?.delete(owner);
+      unmark(sessions.get(id), owner);
     },
     async activeOwners(id) {
-      return [...(live(id)?.active ?? [])];
+      return ownersOf(live(id));
     },
   };
 }

@@ -499,6 +499,19 @@ export function describeStoreContract(name: string, makeStore: () => Promise<Sto
         for (const live of [a, c, d]) expect(await store.sessions.get(live!.id)).toBeDefined();
       });
 
+      it("should order a session used again after a newer one was created", async () => {
+        const [a, b, c] = ["a", "b", "c"].map((label) => sessionRecord(id(label)));
+        await store.sessions.create(a!, 2);
+        await sleep(5);
+        expect(await store.sessions.get(a!.id)).toBeDefined(); // a warm session, used again
+        await sleep(5);
+        await store.sessions.create(b!, 2);
+        await sleep(5);
+        expect(await peer.sessions.get(a!.id)).toBeDefined(); // a is used after b was created
+        await sleep(5);
+        expect(await store.sessions.create(c!, 2)).toEqual([b!.id]);
+      });
+
       it("should not count expired sessions against maxSessions", async () => {
         const [a, b, c, d] = ["a", "b", "c", "d"].map((label) => sessionRecord(id(label)));
         await store.sessions.create(a!, 2);
@@ -541,6 +554,14 @@ export function describeStoreContract(name: string, makeStore: () => Promise<Sto
         expect(await store.sessions.ofClient(alice)).toEqual([c, a, b]);
         expect(await store.sessions.ofClient(bob)).toEqual([d]);
         expect(await store.sessions.ofClient(id("nobody"))).toEqual([]);
+        // Used again while newest, then after a newer session, then after the newest was deleted.
+        expect(await store.sessions.touch(b!, { client: alice })).toEqual(expect.any(Number));
+        const [e] = await opened(alice, "e");
+        expect(await peer.sessions.get(b!, { client: alice })).toBeDefined();
+        expect(await store.sessions.ofClient(alice)).toEqual([c, a, e, b]);
+        expect(await store.sessions.delete(b!)).toBe(true);
+        expect(await peer.sessions.touch(a!, { client: alice })).toEqual(expect.any(Number));
+        expect(await store.sessions.ofClient(alice)).toEqual([c, e, a]);
       });
 
       it("should drop a session from its client's once deleted or evicted", async () => {
@@ -579,6 +600,11 @@ export function describeStoreContract(name: string, makeStore: () => Promise<Sto
         await peer.sessions.unmarkActive(a!, "p2");
         await store.sessions.unmarkActive(a!, "p9"); // never marked: nothing changes
         expect((await store.sessions.activeOwners(a!)).sort()).toEqual(["p1", "p3"]);
+        // Marked again by a later request, unmarked again after it.
+        expect(await peer.sessions.touch(a!, { activeFor: "p2" })).toEqual(expect.any(Number));
+        expect((await store.sessions.activeOwners(a!)).sort()).toEqual(["p1", "p2", "p3"]);
+        await store.sessions.unmarkActive(a!, "p2");
+        expect((await peer.sessions.activeOwners(a!)).sort()).toEqual(["p1", "p3"]);
         expect(await store.sessions.delete(a!)).toBe(true);
         expect(await peer.sessions.activeOwners(a!)).toEqual([]);
         // Neither a mark nor a use brings an ended session back, nor marks it.
