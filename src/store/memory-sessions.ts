@@ -118,6 +118,7 @@ export function memorySessions(idleMs: number): SessionStore & { sweep(): void }
     sweep,
     async create(record, maxSessions) {
       sweep();
+      remove(record.id); // a record created again under its id replaces the old one everywhere
       const evicted: string[] = [];
       for (const id of sessions.keys()) {
         if (sessions.size < maxSessions) break;
@@ -141,9 +142,7 @@ export function memorySessions(idleMs: number): SessionStore & { sweep(): void }
     async exists(id) {
       return live(id) !== undefined;
     },
-    async delete(id) {
-      return remove(id);
-    },
+    delete: async (id) => remove(id),
     async ofClient(client) {
       const own = orders.list(client);
       for (const id of own) if (!live(id)) remove(id);

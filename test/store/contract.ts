@@ -562,6 +562,9 @@ export function describeStoreContract(name: string, makeStore: () => Promise<Sto
         expect(await store.sessions.delete(b!)).toBe(true);
         expect(await peer.sessions.touch(a!, { client: alice })).toEqual(expect.any(Number));
         expect(await store.sessions.ofClient(alice)).toEqual([c, e, a]);
+        // Used by another client: its owner's order does not move.
+        expect(await store.sessions.get(c!, { client: bob })).toBeDefined();
+        expect(await peer.sessions.ofClient(alice)).toEqual([c, e, a]);
       });
 
       it("should drop a session from its client's once deleted or evicted", async () => {

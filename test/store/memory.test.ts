@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { memoryStore } from "../../src/store/memory.js";
-import { compareSeq } from "../../src/store/types.js";
+import { compareSeq, type SessionRecord } from "../../src/store/types.js";
 import { CONTRACT_OPTIONS, describeStoreContract } from "./contract.js";
 
 describeStoreContract("memoryStore", async () => {
@@ -40,5 +40,33 @@ describe("memoryStore feeds", () => {
     } finally {
       vi.useRealTimers();
     }
+  });
+});
+
+describe("memoryStore sessions created again under a live id", () => {
+  const record = (id: string, client: string): SessionRecord => ({
+    id,
+    protocolVersion: "2025-11-25",
+    clientInfo: { name: "client", version: "1.0.0" },
+    capabilities: {},
+    subscriptions: [],
+    principal: "",
+    createdAt: Date.now(),
+    client,
+  });
+
+  it("should replace the old record in every order, as the newest", async () => {
+    const store = memoryStore();
+    await store.sessions.create(record("a", "alice"), 10);
+    await store.sessions.create(record("b", "alice"), 10);
+    await store.sessions.create(record("a", "alice"), 10);
+    expect(await store.sessions.get("a", { client: "alice" })).toBeDefined();
+    expect(await store.sessions.ofClient("alice")).toEqual(["b", "a"]);
+    await store.sessions.create(record("b", "bob"), 10);
+    expect(await store.sessions.ofClient("alice")).toEqual(["a"]);
+    expect(await store.sessions.ofClient("bob")).toEqual(["b"]);
+    // Evicted first: the longest idle is a, since b was created again after it.
+    expect(await store.sessions.create(record("c", "carol"), 2)).toEqual(["a"]);
+    await store.close();
   });
 });
