@@ -56,16 +56,15 @@ export function loadOtel(): Promise<void> {
         span: loaded.trace.wrapSpanContext(loaded.INVALID_SPAN_CONTEXT),
       };
       api = loaded;
+      settled = true;
     },
     (error: unknown) => {
+      settled = true;
       // An SDK was registered (or providers given) yet the peer dependency is missing or broken:
       // say so once, as nothing of ours will be traced.
       console.warn(`mcp-mount: telemetry is off, @opentelemetry/api did not load: ${error}`);
     },
   );
-  loading.then(() => {
-    settled = true;
-  });
   return loading;
 }
 

@@ -1,6 +1,5 @@
 import type {
   Attributes,
-  Context,
   Histogram,
   Meter,
   MeterProvider,
@@ -205,11 +204,6 @@ export class Telemetry {
       "mcp.server.session.duration",
       "The duration of the MCP session as observed on the MCP server",
     ).record(Math.max(0, Date.now() - createdAt) / 1000, attributes);
-  }
-
-  /** Runs `fn` with `ctx` active (handlers then start their spans under the request's). */
-  static run<T>(ctx: Context, fn: () => T): T {
-    return otel()!.context.with(ctx, fn);
   }
 }
 
