@@ -58,16 +58,38 @@ async function perCall(handler: string): Promise<number> {
   return (b - a) / (many - few);
 }
 
+// BENCH_HANDLERS=canned,mount,legacy adds a warm legacy session's calls (memory store).
+const LABELS: Record<string, string> = {
+  canned: "canned answer (reads and parses the body)",
+  mount: "`mcp.handle()`, modern",
+  legacy: "`mcp.handle()`, one warm legacy session",
+};
+const handlers = (process.env.BENCH_HANDLERS ?? "canned,mount").split(",");
+for (const handler of handlers) {
+  if (!(handler in LABELS)) throw new TypeError(`BENCH_HANDLERS: ${handler} is no handler`);
+}
+
 try {
-  const [canned, mount] = await Promise.all([perCall("canned"), perCall("mount")]);
+  // Side by side, two at a time (one per core).
+  const counts: Record<string, number> = {};
+  for (let i = 0; i < handlers.length; i += 2) {
+    const pair = handlers.slice(i, i + 2);
+    const results = await Promise.all(pair.map(perCall));
+    pair.forEach((handler, j) => {
+      counts[handler] = results[j]!;
+    });
+  }
   console.log(
     `\nNode ${process.version}; instructions per call, from ${few} and ${many} calls in process\n`,
   );
-  console.log("| handler | instructions per call |");
-  console.log("| --- | ---: |");
-  console.log(`| canned answer (reads and parses the body) | ${fixed(canned / 1000, 1)} k |`);
-  console.log(`| \`mcp.handle()\` | ${fixed(mount / 1000, 1)} k |`);
-  console.log(`| \`mcp.handle()\` beyond canned | ${fixed((mount - canned) / 1000, 1)} k |`);
+  console.log("| handler | instructions per call | beyond canned |");
+  console.log("| --- | ---: | ---: |");
+  for (const handler of handlers) {
+    const count = counts[handler]!;
+    const beyond =
+      counts.canned === undefined ? "" : `${fixed((count - counts.canned) / 1000, 1)} k`;
+    console.log(`| ${LABELS[handler]} | ${fixed(count / 1000, 1)} k | ${beyond} |`);
+  }
 } finally {
   rmSync(dir, { recursive: true, force: true });
 }

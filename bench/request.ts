@@ -127,23 +127,32 @@ export function verifyEchoResponse(
   }
 }
 
-const IN_PROCESS_HEADERS: Record<string, string> = { ...REQUEST_HEADERS, host: "127.0.0.1" };
+const IN_PROCESS_HEADERS = inProcessHeaders(REQUEST_HEADERS);
 const never = new AbortController().signal;
 
 /**
  * The modern tools/call with JSON-RPC id `id` as `mcp.handle()` takes it, from a request object
- * that costs nothing to read (the in-process benchmarks: no socket, no host).
+ * that costs nothing to read (the in-process benchmarks: no socket, no host); or another era's,
+ * given its headers (host added) and body.
  */
-export function inProcessRequest(id: number): McpHttpRequest {
-  const text = requestBody(id);
+export function inProcessRequest(
+  id: number,
+  headers: Record<string, string> = IN_PROCESS_HEADERS,
+  text = requestBody(id),
+): McpHttpRequest {
   return {
     method: "POST",
     url: `http://127.0.0.1${MCP_PATH}`,
-    header: (name) => IN_PROCESS_HEADERS[name] ?? null,
+    header: (name) => headers[name] ?? null,
     body: async () => ({ kind: "text", text }),
     signal: never,
     onAbort: () => {},
     localAddress: "127.0.0.1",
     remoteAddress: "127.0.0.1",
   };
+}
+
+/** A request's headers as {@link inProcessRequest} takes them: the host added. */
+export function inProcessHeaders(headers: Record<string, string>): Record<string, string> {
+  return { ...headers, host: "127.0.0.1" };
 }

@@ -13,6 +13,7 @@ import type { LazyAbort } from "../../utils/lazy-abort.js";
 import { LegacyChannels, type SessionMessage } from "./channels.js";
 import { cancelledAmong } from "./early-cancel.js";
 import { GetStreamSink, subscriptionSet } from "./get-stream-sink.js";
+import { RunningRequests } from "./running-requests.js";
 import { getStreamKey, WAITING_MARGIN_MS, waitingKey } from "./session-leases.js";
 import { LegacyStream, type StreamEvent } from "./stream.js";
 import { postStreamId, randomId } from "./stream-ids.js";
@@ -46,8 +47,9 @@ export class HeldSession {
   readonly sessionId: string;
   #streams: Map<string, LegacyStream> | undefined;
   #pending: PendingRequests<JsonObject> | undefined;
-  // Made when first needed: a session holding only its GET stream keeps neither.
-  #running: Map<string, LazyAbort> | undefined;
+  /** Its client requests running here (a map made for the first). */
+  readonly #running = new RunningRequests();
+  // Made when first needed: a session holding only its GET stream keeps none.
   #listeners: Set<(event: RemoteEvent) => void> | undefined;
   readonly #options: HeldSessionOptions;
   #standalone: LegacyStream | undefined;
@@ -82,7 +84,7 @@ export class HeldSession {
   }
 
   get #busy(): number {
-    return (this.#streams?.size ?? 0) + (this.#pending?.size ?? 0) + (this.#running?.size ?? 0);
+    return (this.#streams?.size ?? 0) + (this.#pending?.size ?? 0) + this.#running.size;
   }
 
   /** The session's resource subscriptions, as this process last heard them. */
@@ -111,7 +113,7 @@ export class HeldSession {
 
   /** Cancels requests that ran before this listened, if a cancellation was kept meanwhile. */
   #cancelEarly(): void {
-    const running = [...(this.#running?.keys() ?? [])];
+    const running = this.#running.ids();
     if (running.length === 0) return;
     cancelledAmong(this.#options.leases, this.sessionId, running).then((ids) => {
       for (const id of ids) this.cancel(id);
@@ -128,17 +130,12 @@ export class HeldSession {
 
   /** Records a client request running here, so a cancellation finds it; returns its untracking. */
   track(requestId: string, abort: LazyAbort): () => void {
-    this.#running ??= new Map();
-    const running = this.#running;
-    running.set(requestId, abort);
-    return () => running.delete(requestId);
+    return this.#running.track(requestId, abort);
   }
 
   /** Cancels a client request running here; false when none by that id runs here. */
   cancel(requestId: string): boolean {
-    const running = this.#running?.get(requestId);
-    running?.abort(new Error("Cancelled by the client"));
-    return running !== undefined;
+    return this.#running.cancel(requestId);
   }
 
   /** A new logical stream for a POST response; its events are forwarded on the bus too. */
@@ -258,7 +255,7 @@ export class HeldSession {
 
   /** Ends everything this process holds for the session, and stops listening to it. */
   close(reason: string): void {
-    for (const abort of this.#running?.values() ?? []) abort.abort(new Error(reason));
+    this.#running.abortAll(reason);
     this.#pending?.rejectAll(new McpError(ErrorCode.InternalError, reason));
     for (const stream of this.#streams?.values() ?? []) stream.end();
     if (this.#standalone) {
@@ -266,7 +263,6 @@ export class HeldSession {
       this.#releaseGetLease();
     }
     this.#streams?.clear();
-    this.#running?.clear();
     this.#standalone = undefined;
     this.#listeners?.clear();
     void this.#unsubscribe?.then((unsubscribe) => unsubscribe?.()).catch(this.#options.onError);

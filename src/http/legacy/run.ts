@@ -64,18 +64,19 @@ export interface LegacyRequest {
 
 /**
  * Runs a request. JSON unless the handler sends something first; then an SSE stream that
- * carries its notifications and server requests, each event logged for resumption.
+ * carries its notifications and server requests, each event logged for resumption. The answer
+ * comes at once when the handler answers at once.
  */
 export function runLegacyRequest(
   core: EndpointServices,
   run: LegacyRequest,
-): Promise<McpHttpResponse> {
+): McpHttpResponse | Promise<McpHttpResponse> {
   const { request, peer, host, caller } = run;
   // Before anything walks them: recursive walkers would overflow the stack on deeper params.
   const tooDeep = paramsDepthError(request.params);
   if (tooDeep) {
     host.done();
-    return Promise.resolve(errorResponse(400, tooDeep, { id: request.id }));
+    return errorResponse(400, tooDeep, { id: request.id });
   }
   // A stream method (events/stream) is a long-lived connection: it takes a slot, as in the
   // modern era, and ends with its connection (which otherwise is not cancellation here).
@@ -83,60 +84,54 @@ export function runLegacyRequest(
   const slot = endsWithConnection ? core.slots.take(run.client, request.id) : undefined;
   if (slot !== undefined && !granted(slot)) {
     host.done();
-    return Promise.resolve(slot);
+    return slot;
   }
   // Disconnecting is not cancellation in this era; notifications/cancelled and DELETE are.
   const abort = new LazyAbort();
   const untrack = host.track(String(request.id), abort);
   const primes = peer.protocolVersion >= PRIMING_VERSION;
   let stream: LegacyStream | undefined;
-  let answered: McpHttpResponse | Promise<McpHttpResponse>;
-  try {
-    answered = exchange(
-      core,
-      { id: request.id, method: request.method, params: request.params ?? {} },
-      {
-        era: "legacy",
-        client: peer.clientInfo,
-        caller,
-        // JSON-RPC errors travel as 200 in this era, so clients read them as errors, not
-        // transport failures; a rate limit is 429 as when it is met before the request runs.
-        errorStatus: (error) => (error.code === ErrorCode.RateLimited ? 429 : 200),
-        openStream(answer) {
-          const opened = host.openStream(request.id);
-          stream = opened;
-          const writer = new SseStream();
-          opened.attach(writer);
-          if (endsWithConnection)
-            writer.onClose(() => abort.abort(new Error("client closed the stream")));
-          if (primes) opened.prime(writer);
-          answer({ status: 200, headers: sseHeaders(), body: writer.readable });
-          return {
-            send: (message) => opened.send(message),
-            writable: () => opened.writable(),
-            // Logged with the end, so a client resuming on another process gets it at once.
-            end({ body }) {
-              opened.send(body as never);
-              host.finishStream(opened);
-            },
-          };
-        },
-        env: (open) =>
-          legacyTransport(core, run, abort, () => {
-            open();
-            return stream!;
-          }),
-        done() {
-          untrack();
-          slot?.();
-          host.done();
-        },
+  return exchange(
+    core,
+    { id: request.id, method: request.method, params: request.params ?? {} },
+    {
+      era: "legacy",
+      client: peer.clientInfo,
+      caller,
+      // JSON-RPC errors travel as 200 in this era, so clients read them as errors, not
+      // transport failures; a rate limit is 429 as when it is met before the request runs.
+      errorStatus: (error) => (error.code === ErrorCode.RateLimited ? 429 : 200),
+      openStream(answer) {
+        const opened = host.openStream(request.id);
+        stream = opened;
+        const writer = new SseStream();
+        opened.attach(writer);
+        if (endsWithConnection)
+          writer.onClose(() => abort.abort(new Error("client closed the stream")));
+        if (primes) opened.prime(writer);
+        answer({ status: 200, headers: sseHeaders(), body: writer.readable });
+        return {
+          send: (message) => opened.send(message),
+          writable: () => opened.writable(),
+          // Logged with the end, so a client resuming on another process gets it at once.
+          end({ body }) {
+            opened.send(body as never);
+            host.finishStream(opened);
+          },
+        };
       },
-    );
-  } catch (error) {
-    return Promise.reject(error);
-  }
-  return Promise.resolve(answered);
+      env: (open) =>
+        legacyTransport(core, run, abort, () => {
+          open();
+          return stream!;
+        }),
+      done() {
+        untrack();
+        slot?.();
+        host.done();
+      },
+    },
+  );
 }
 
 /** What the dispatcher gets of a legacy request; `stream()` opens its SSE stream on first use. */

@@ -6,8 +6,8 @@ import type { SessionStore } from "../../store/types.js";
  * server request awaiting its answer), so no other process evicts it for its client's cap.
  *
  * A request's mark rides on its session's read (`activeFor`), so it costs no round trip of its
- * own; it is "pending" until the request holds the session here, so a release meanwhile does not
- * clear the mark that read just set. Marks and unmarks go out in the order taken, on one
+ * own; it is "pending" from the read ({@link reading}) until the request holds the session here,
+ * so a release meanwhile does not clear the mark that read just set. Marks and unmarks go out in the order taken, on one
  * connection to the session's node, so the store ends as this process's own view (the Redis
  * store sends a turn's unmarks together at its end, and drops one that a new mark overtakes).
  */
@@ -32,27 +32,15 @@ export class SessionActivity {
   }
 
   /**
-   * Runs `read` of a session. When `holds`, the read marks the session (its `activeFor`), and
-   * the mark is pending until the session is {@link held} here, or cleared when `read` finds
-   * nothing (gone, another principal's, or the store failed).
+   * A read of the session that marks it (its `activeFor`) begins: the mark is pending until the
+   * session is {@link held} here, or until {@link readFailed} says the read found nothing.
    */
-  async read<T>(
-    sessionId: string,
-    holds: boolean,
-    read: () => Promise<T | undefined>,
-  ): Promise<T | undefined> {
-    if (!holds) return read();
+  reading(sessionId: string): void {
     this.#pending.set(sessionId, (this.#pending.get(sessionId) ?? 0) + 1);
-    let found: T | undefined;
-    try {
-      found = await read();
-      return found;
-    } finally {
-      if (found === undefined) this.#abandon(sessionId);
-    }
   }
 
-  #abandon(sessionId: string): void {
+  /** A marking read found nothing (gone, another principal's, or the store failed). */
+  readFailed(sessionId: string): void {
     this.#settle(sessionId);
     if (!this.#pending.has(sessionId) && !this.#isHeld(sessionId)) this.#unmark(sessionId);
   }

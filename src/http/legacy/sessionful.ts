@@ -1,16 +1,21 @@
 import { ErrorCode, McpError } from "../../protocol/errors.js";
-import type { JsonObject, JsonRpcNotification, JsonRpcRequest } from "../../protocol/messages.js";
-import type { LogLevel } from "../../protocol/versions.js";
+import type {
+  JsonObject,
+  JsonRpcErrorResponse,
+  JsonRpcNotification,
+  JsonRpcRequest,
+  JsonRpcResult,
+} from "../../protocol/messages.js";
 import { principalKey } from "../../server/access.js";
-import { isSessionMethod } from "../../server/session-methods.js";
-import type { AuthInfo, Implementation } from "../../server/types.js";
+import { isSessionMethod, type SessionMethod } from "../../server/session-methods.js";
+import type { AuthInfo } from "../../server/types.js";
 import type { McpStore, SessionRecord } from "../../store/types.js";
 import type { LazyAbort } from "../../utils/lazy-abort.js";
-import type { EndpointServices } from "../endpoint-services.js";
+import { isThenable } from "../../utils/thenable.js";
 import type { Caller } from "../caller.js";
+import type { EndpointServices } from "../endpoint-services.js";
 import { errorResponse } from "../responses.js";
 import type { McpHttpRequest, McpHttpResponse } from "../types.js";
-import type { LegacyEra, LegacySettings } from "./types.js";
 import { serveGet } from "./get-stream.js";
 import { StreamHandoffs } from "./handoff.js";
 import type { HeldSession } from "./held-session.js";
@@ -21,16 +26,18 @@ import {
   requestIdOf,
   sessionError,
   shuttingDown,
-  tooManySessions,
   sortMessage,
+  tooManySessions,
   versionHeaderError,
 } from "./incoming.js";
-import { type LegacyPeer, type RequestHost, runLegacyRequest } from "./run.js";
+import { type RequestHost, runLegacyRequest } from "./run.js";
 import { answerOverHttp } from "./session-methods.js";
 import { SessionQuota } from "./session-quota.js";
+import { peerOf } from "./session-record.js";
 import { Sessions } from "./sessions.js";
+import { answer503OnStoreOutage, fromStore, storeOutage } from "./store-outage.js";
 import type { LegacyStream } from "./stream.js";
-import { answer503OnStoreOutage, fromStore } from "./store-outage.js";
+import type { LegacyEra, LegacySettings } from "./types.js";
 
 /**
  * The legacy era with sessions (PROTOCOL §3): `initialize` opens one, named by `Mcp-Session-Id`
@@ -72,9 +79,46 @@ export class SessionfulLegacy implements LegacyEra {
     return this.#sessions.heldCount;
   }
 
-  post(req: McpHttpRequest, message: LegacyMessage, caller: Caller = {}): Promise<McpHttpResponse> {
+  /**
+   * Serves a POST. A warm request takes one async step, its session's read: what runs after it
+   * answers at once when the handler does.
+   */
+  async post(
+    req: McpHttpRequest,
+    message: LegacyMessage,
+    caller: Caller = {},
+  ): Promise<McpHttpResponse> {
     const id = requestIdOf(message);
-    return answer503OnStoreOutage(() => this.#post(req, message, caller), this.#report, id);
+    try {
+      const wrongVersion = versionHeaderError(req, id);
+      if (wrongVersion) return wrongVersion;
+      const sessionId = req.header("mcp-session-id");
+      const sorted = sortMessage(message);
+      if (isAnswer(sorted)) return sorted;
+      if (sorted.kind === "initialize")
+        return await this.#initialize(req, sorted.request, sessionId, caller.auth);
+      if (sessionId === null) return sessionError(400, "Mcp-Session-Id header is required", id);
+      // Only requests make a session warm: notifications and replies read it without caching.
+      // A request that runs here holds the session, marked active from this very read.
+      const keep = sorted.kind === "request";
+      const holds = keep && !isSessionMethod(sorted.request.method) && !this.#sessions.draining;
+      const client = this.#core.clientOf(req, caller.auth);
+      const found = { keep, client, holds };
+      const record = await this.#sessions.find(sessionId, principalKey(caller.auth), found);
+      if (!record) return sessionError(404, "Session not found", id);
+      switch (sorted.kind) {
+        case "reply":
+          return await this.#reply(record, sorted.reply);
+        case "notification":
+          return this.#notification(record, sorted.notification);
+        case "request": {
+          const answered = this.#request(record, sorted.request, caller, holds, client);
+          return isThenable(answered) ? await answered : answered;
+        }
+      }
+    } catch (error) {
+      return storeOutage(error, this.#report, id);
+    }
   }
 
   get(req: McpHttpRequest, auth?: AuthInfo): Promise<McpHttpResponse> {
@@ -108,69 +152,45 @@ export class SessionfulLegacy implements LegacyEra {
 
   readonly #report = (error: unknown) => this.#core.reportError(error);
 
-  async #post(
+  async #initialize(
     req: McpHttpRequest,
-    message: LegacyMessage,
-    caller: Caller,
+    request: JsonRpcRequest,
+    sessionId: string | null,
+    auth: AuthInfo | undefined,
   ): Promise<McpHttpResponse> {
-    const { auth } = caller;
-    const id = requestIdOf(message);
-    const wrongVersion = versionHeaderError(req, id);
-    if (wrongVersion) return wrongVersion;
-    const sessionId = req.header("mcp-session-id");
-    const sorted = sortMessage(message);
-    if (isAnswer(sorted)) return sorted;
-    if (sorted.kind === "initialize") {
-      if (sessionId !== null) return sessionError(400, "Session is already initialized", id);
-      const client = this.#core.clientOf(req, auth);
-      if (client !== undefined && !(await fromStore(this.#quota.makeRoom(client))))
-        return tooManySessions(id);
-      return answerInitialize(this.#core, sorted.request, (params, version) =>
-        this.#sessions.open(params, version, principalKey(auth), client),
-      );
-    }
-    if (sessionId === null) return sessionError(400, "Mcp-Session-Id header is required", id);
-    // Only requests make a session warm: notifications and replies read it without caching.
-    // A request that runs here holds the session, marked active from this very read.
-    const keep = sorted.kind === "request";
-    const holds = keep && !isSessionMethod(sorted.request.method) && !this.#sessions.draining;
+    if (sessionId !== null) return sessionError(400, "Session is already initialized", request.id);
     const client = this.#core.clientOf(req, auth);
-    const record = await this.#sessions.find(sessionId, principalKey(auth), {
-      keep,
-      client,
-      holds,
-    });
-    if (!record) return sessionError(404, "Session not found", id);
-    switch (sorted.kind) {
-      case "reply":
-        return (await this.#sessions.routeReply(record.id, sorted.reply))
-          ? { status: 202, headers: {}, body: null }
-          : sessionError(404, `No server request is waiting for id ${String(sorted.reply.id)}`);
-      case "notification":
-        return this.#notification(record, sorted.notification);
-      case "request":
-        return this.#request(record, sorted.request, caller, holds, client);
-    }
+    if (client !== undefined && !(await fromStore(this.#quota.makeRoom(client))))
+      return tooManySessions(request.id);
+    return answerInitialize(this.#core, request, (params, version) =>
+      this.#sessions.open(params, version, principalKey(auth), client),
+    );
   }
 
-  async #request(
+  async #reply(
+    record: SessionRecord,
+    reply: JsonRpcResult | JsonRpcErrorResponse,
+  ): Promise<McpHttpResponse> {
+    return (await this.#sessions.routeReply(record.id, reply))
+      ? { status: 202, headers: {}, body: null }
+      : sessionError(404, `No server request is waiting for id ${String(reply.id)}`);
+  }
+
+  #request(
     record: SessionRecord,
     request: JsonRpcRequest,
     caller: Caller,
     holds: boolean,
     client: string | undefined,
-  ): Promise<McpHttpResponse> {
+  ): McpHttpResponse | Promise<McpHttpResponse> {
     // A drain may have begun while the session was read: nothing new starts here now (and the
     // read's mark on the session goes).
     if (this.#sessions.draining) {
       if (holds) this.#sessions.release(this.#sessions.hold(record));
       return shuttingDown(request.id);
     }
-    if (isSessionMethod(request.method)) {
-      const { response, change } = answerOverHttp(request.method, request, record);
-      if (change) await this.#sessions.update(record.id, change);
-      return response;
-    }
+    if (isSessionMethod(request.method))
+      return this.#sessionMethod(record, request.method, request);
     const held = this.#sessions.hold(record);
     return runLegacyRequest(this.#core, {
       request,
@@ -180,6 +200,16 @@ export class SessionfulLegacy implements LegacyEra {
       client,
       retryMs: this.#settings.retryMs,
     });
+  }
+
+  async #sessionMethod(
+    record: SessionRecord,
+    method: SessionMethod,
+    request: JsonRpcRequest,
+  ): Promise<McpHttpResponse> {
+    const { response, change } = answerOverHttp(method, request, record);
+    if (change) await this.#sessions.update(record.id, change);
+    return response;
   }
 
   /** Where a request of a held session runs: its streams, cancellation and server requests. */
@@ -263,15 +293,4 @@ class HeldHost implements RequestHost {
   done(): void {
     this.#sessions.release(this.#held);
   }
-}
-
-/** What a request of the session knows of its client. */
-function peerOf(record: SessionRecord): LegacyPeer {
-  return {
-    protocolVersion: record.protocolVersion,
-    capabilities: record.capabilities,
-    clientInfo: record.clientInfo as Implementation | undefined,
-    logLevel: record.logLevel as LogLevel | undefined,
-    sessionId: record.id,
-  };
 }

@@ -1,5 +1,4 @@
 import type { JsonObject, JsonRpcErrorResponse, JsonRpcResult } from "../../protocol/messages.js";
-import { isObject } from "../../protocol/messages.js";
 import { publish } from "../../store/channels.js";
 import type { McpStore, SessionRecord } from "../../store/types.js";
 import type { EndpointServices } from "../endpoint-services.js";
@@ -11,9 +10,9 @@ import { Presence } from "./presence.js";
 import { type RemoteContext, routeReply, tellHolder } from "./remote-session.js";
 import { SessionActivity } from "./session-activity.js";
 import { SessionCache } from "./session-cache.js";
-import { fromStore } from "./store-outage.js";
+import { newSessionRecord } from "./session-record.js";
+import { fromStore, StoreUnavailable } from "./store-outage.js";
 import type { LegacyStream } from "./stream.js";
-import { newSessionId } from "./stream-ids.js";
 import type { LegacySettings } from "./types.js";
 
 /**
@@ -103,23 +102,31 @@ export class Sessions {
    * `client` makes it that client's most recently used. A request that will `hold` the session
    * (`holds`) marks it active in the same read, and must call {@link hold} once found.
    */
-  find(
+  async find(
     sessionId: string,
     principal: string,
     request: { keep?: boolean; client?: string | undefined; holds?: boolean } = {},
   ): Promise<SessionRecord | undefined> {
     const { keep = true, client, holds = false } = request;
     const use = { client, activeFor: holds ? this.processId : undefined };
-    return this.#activity.read(sessionId, holds, async () => {
-      const reading = fromStore(this.#cache.get(sessionId, keep, use));
+    // One async step for the whole read: a warm request's answer waits on no other promise.
+    if (holds) this.#activity.reading(sessionId);
+    let found: SessionRecord | undefined;
+    try {
+      const reading = this.#cache.get(sessionId, keep, use);
       // A mark counts only while its owner is present: the first one waits for the presence.
       const record =
         holds && !this.presence.known
-          ? (await Promise.all([reading, fromStore(this.presence.ensure())]))[0]
+          ? (await Promise.all([reading, this.presence.ensure()]))[0]
           : await reading;
       // Another principal presenting the id gets the same answer as an unknown session (§5).
-      return record?.principal === principal ? record : undefined;
-    });
+      if (record?.principal === principal) found = record;
+    } catch (error) {
+      throw new StoreUnavailable(error);
+    } finally {
+      if (holds && found === undefined) this.#activity.readFailed(sessionId);
+    }
+    return found;
   }
 
   /** Opens a session for an `initialize`; returns its id. */
@@ -129,16 +136,7 @@ export class Sessions {
     principal: string,
     client: string | undefined,
   ): Promise<string> {
-    const record: SessionRecord = {
-      id: newSessionId(),
-      protocolVersion,
-      capabilities: isObject(params.capabilities) ? params.capabilities : {},
-      subscriptions: [],
-      principal,
-      createdAt: Date.now(),
-    };
-    if (isObject(params.clientInfo)) record.clientInfo = params.clientInfo;
-    if (client !== undefined) record.client = client;
+    const record = newSessionRecord(params, protocolVersion, principal, client);
     const evicted = await fromStore(
       this.#store.sessions.create(record, this.#settings.maxSessions),
     );

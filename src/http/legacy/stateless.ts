@@ -1,11 +1,10 @@
 import type { JsonRpcRequest } from "../../protocol/messages.js";
 import { isSessionMethod } from "../../server/session-methods.js";
 import type { EventLog } from "../../store/types.js";
-import type { EndpointServices } from "../endpoint-services.js";
 import type { Caller } from "../caller.js";
+import type { EndpointServices } from "../endpoint-services.js";
 import { methodNotAllowed } from "../responses.js";
 import type { McpHttpRequest, McpHttpResponse } from "../types.js";
-import type { LegacyEra } from "./types.js";
 import {
   answerInitialize,
   isAnswer,
@@ -18,6 +17,7 @@ import {
 import { type RequestHost, runLegacyRequest } from "./run.js";
 import { answerOverHttp } from "./session-methods.js";
 import { LegacyStream } from "./stream.js";
+import type { LegacyEra } from "./types.js";
 
 /** The version a stateless request speaks when its `MCP-Protocol-Version` header names none. */
 const DEFAULT_VERSION = "2025-03-26";
@@ -58,11 +58,11 @@ export class StatelessLegacy implements LegacyEra {
     this.#retryMs = retryMs;
   }
 
-  async post(
+  post(
     req: McpHttpRequest,
     message: LegacyMessage,
     caller: Caller = {},
-  ): Promise<McpHttpResponse> {
+  ): McpHttpResponse | Promise<McpHttpResponse> {
     const wrongVersion = versionHeaderError(req, requestIdOf(message));
     if (wrongVersion) return wrongVersion;
     const sorted = sortMessage(message);
@@ -91,11 +91,15 @@ export class StatelessLegacy implements LegacyEra {
 
   async close(): Promise<void> {}
 
-  #request(req: McpHttpRequest, request: JsonRpcRequest, caller: Caller): Promise<McpHttpResponse> {
+  #request(
+    req: McpHttpRequest,
+    request: JsonRpcRequest,
+    caller: Caller,
+  ): McpHttpResponse | Promise<McpHttpResponse> {
     const protocolVersion = req.header("mcp-protocol-version") ?? DEFAULT_VERSION;
     // Nothing to keep a level or subscriptions in: answered, and forgotten.
     if (isSessionMethod(request.method))
-      return Promise.resolve(answerOverHttp(request.method, request, NO_SESSION).response);
+      return answerOverHttp(request.method, request, NO_SESSION).response;
     return runLegacyRequest(this.#core, {
       request,
       peer: { protocolVersion, capabilities: {} },

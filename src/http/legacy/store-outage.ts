@@ -28,12 +28,21 @@ export async function answer503OnStoreOutage(
   try {
     return await serve();
   } catch (error) {
-    if (!(error instanceof StoreUnavailable)) throw error;
-    onError(error.cause);
-    const unavailable = new McpError(
-      ErrorCode.InternalError,
-      "Session store unavailable, retry shortly",
-    );
-    return errorResponse(503, unavailable, { id, headers: { "retry-after": "1" } });
+    return storeOutage(error, onError, id);
   }
+}
+
+/** The 503 with Retry-After for a store failure (reported); any other error is thrown again. */
+export function storeOutage(
+  error: unknown,
+  onError: (error: unknown) => void,
+  id?: RequestId,
+): McpHttpResponse {
+  if (!(error instanceof StoreUnavailable)) throw error;
+  onError(error.cause);
+  const unavailable = new McpError(
+    ErrorCode.InternalError,
+    "Session store unavailable, retry shortly",
+  );
+  return errorResponse(503, unavailable, { id, headers: { "retry-after": "1" } });
 }

@@ -47,8 +47,12 @@ export interface LegacyEra {
   readonly stateless: boolean;
   /** Legacy sessions this process holds state for (streams, waits, running requests). */
   readonly sessionsHeld: number;
-  /** Serves a POST: `initialize`, or a message of a session. */
-  post(req: McpHttpRequest, message: LegacyMessage, caller?: Caller): Promise<McpHttpResponse>;
+  /** Serves a POST: `initialize`, or a message of a session; at once where it can. */
+  post(
+    req: McpHttpRequest,
+    message: LegacyMessage,
+    caller?: Caller,
+  ): McpHttpResponse | Promise<McpHttpResponse>;
   /** Serves a GET: a session's standalone stream, or the resumption of any of its streams. */
   get(req: McpHttpRequest, auth?: AuthInfo): Promise<McpHttpResponse>;
   /** Serves a DELETE: ends the session and its streams. */
