@@ -1,4 +1,5 @@
 import type { SessionStore } from "../../store/types.js";
+import { ChurnMap } from "../../utils/churn-map.js";
 
 /**
  * Keeps this process's marks on the sessions it is busy with (see `SessionStore.markActive`):
@@ -17,7 +18,7 @@ export class SessionActivity {
   readonly #isHeld: (sessionId: string) => boolean;
   readonly #onError: (error: unknown) => void;
   /** Reads that marked a session and have not yet held it, by session. */
-  readonly #pending = new Map<string, number>();
+  readonly #pending = new ChurnMap<string, number>();
 
   constructor(
     store: SessionStore,

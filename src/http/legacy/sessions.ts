@@ -1,5 +1,6 @@
 import type { JsonObject, JsonRpcErrorResponse, JsonRpcResult } from "../../protocol/messages.js";
 import { publish } from "../../store/channels.js";
+import { ChurnMap } from "../../utils/churn-map.js";
 import type { McpStore, SessionRecord } from "../../store/types.js";
 import type { EndpointServices } from "../endpoint-services.js";
 import { AwaitingStreams } from "./awaiting-streams.js";
@@ -27,7 +28,8 @@ export class Sessions {
   readonly #remote: RemoteContext;
   readonly #store: McpStore;
   readonly #settings: LegacySettings;
-  readonly #held = new Map<string, HeldSession>();
+  /** Taken and let go of on every request: a map that keeps no garbage tables. */
+  readonly #held = new ChurnMap<string, HeldSession>();
   /** The change sinks of the GET streams held here, by session: their removal. */
   readonly #sinks = new Map<string, () => void>();
   readonly #cache: SessionCache;
@@ -94,7 +96,7 @@ export class Sessions {
 
   /** Every session held here now. */
   allHeld(): HeldSession[] {
-    return [...this.#held.values()];
+    return this.#held.values();
   }
 
   /**
@@ -291,7 +293,7 @@ export class Sessions {
 
   /** Ends every session held here (shutdown); the sessions themselves live on. */
   async close(reason: string): Promise<void> {
-    for (const sessionId of [...this.#held.keys()]) this.drop(sessionId, reason);
+    for (const sessionId of this.#held.keys()) this.drop(sessionId, reason);
     await this.#cache.close();
     await this.presence.stop().catch((error: unknown) => this.#core.reportError(error));
   }
