@@ -84,8 +84,12 @@ export class NodeHttpRequest implements McpHttpRequest {
   }
 
   get url(): string {
+    return `${this.#connection.scheme}://${this.#headers.host ?? "localhost"}${this.target}`;
+  }
+
+  get target(): string {
     const req = this.#req;
-    return `${this.#connection.scheme}://${this.#headers.host ?? "localhost"}${req.originalUrl ?? req.url ?? "/"}`;
+    return req.originalUrl ?? req.url ?? "/";
   }
 
   get signal(): AbortSignal {

@@ -63,7 +63,8 @@ export function createMcpHandler<App = unknown>(
     discovery,
     draining: () => closing,
   });
-  const isPublic = discovery && ((req: McpHttpRequest) => discovery.match(req.url) !== undefined);
+  const isPublic =
+    discovery && ((req: McpHttpRequest) => discovery.match(req.target ?? req.url) !== undefined);
   // An allowedOrigins function threw: the origin is not known to be allowed, so no CORS.
   const gateFailed = (error: unknown) => {
     core.reportError(error);

@@ -13,6 +13,11 @@ export interface McpHttpRequest {
   readonly method: string;
   /** The absolute URL of the request. */
   readonly url: string;
+  /**
+   * The request target as it came (its path and query), when the host has it without building
+   * {@link url}: the checks that look for a path on every request read it instead.
+   */
+  readonly target?: string;
   /** A header value by lower-case name, or null. */
   header(name: string): string | null;
   /** Reads the body, giving up once it exceeds `limit` bytes. */

@@ -101,6 +101,19 @@ describe.each(TRANSPORTS)("modern era through %s", (transport) => {
       }
     });
 
+    it("should refuse a mirrored value beyond visible ASCII, space and tab, by its characters", async () => {
+      const named = (name: string) =>
+        raw({ ...modernHeaders("tools/call"), "mcp-name": name }, "tools/call", echo);
+      const latin = await named("ech\u00f6");
+      expect(latin.status).toBe(400);
+      expect(latin.body.error.code).toBe(-32020);
+      expect(latin.body.error.message).toContain("Mcp-Name header has invalid characters");
+      // A tab and a space are field-value characters: read, then compared with the body.
+      const spaced = await named("ec\t h o");
+      expect(spaced.status).toBe(400);
+      expect(spaced.body.error.message).toContain("does not match body value");
+    });
+
     it("should reject a malformed base64 sentinel and take an unwrapped value literally", async () => {
       const args = { region: "Hello", query: "q" };
       const send1 = (region: string) =>

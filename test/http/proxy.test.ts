@@ -49,6 +49,7 @@ describe("a request rewritten by a trusted proxy's forwarded headers", () => {
     const received: Required<McpHttpRequest> = {
       method: "POST",
       url: "http://10.0.0.5:3000/mcp?x=1",
+      target: "/mcp?x=1",
       header: (name) =>
         ({
           host: "10.0.0.5:3000",

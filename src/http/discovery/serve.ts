@@ -48,7 +48,10 @@ const CACHE_CONTROL = "public, max-age=3600";
 
 /** The endpoint's discovery documents: its Server Card and the AI Catalog that points to it. */
 export interface Discovery {
-  /** The document a request to `url` asks for; undefined for every other (checked on each). */
+  /**
+   * The document a request to `url` (or to the target path) asks for; undefined for every other
+   * (checked on each).
+   */
   match(url: string): Target | undefined;
   /** Answers a request {@link match} claimed. */
   serve(req: McpHttpRequest, target: Target): Promise<McpHttpResponse> | McpHttpResponse;
@@ -127,10 +130,13 @@ export function createDiscovery(
   };
 }
 
-/** Which document a request URL's path names, if any; cheap for the requests that name none. */
+/**
+ * Which document a request's URL, or its target (a path), names, if any; cheap for the requests
+ * that name none.
+ */
 function match(url: string): Target | undefined {
   if (!url.includes(CARD_SUFFIX) && !url.includes(AI_CATALOG)) return undefined;
-  const { pathname } = new URL(url);
+  const { pathname } = new URL(url, "http://localhost");
   if (pathname === AI_CATALOG) return { doc: "catalog", media: "application/ai-catalog+json" };
   // The drafts that named this path required application/json.
   if (WELL_KNOWN_CARDS.has(pathname))

@@ -34,14 +34,14 @@ export function metadataUrlOf(resource: string): string {
 
 /** True when the request asks for a Protected Resource Metadata document. */
 export function isMetadataRequest(req: McpHttpRequest): boolean {
-  return isMetadataUrl(req.url);
+  return isMetadataUrl(req.target ?? req.url);
 }
 
 /** {@link isMetadataRequest} for a request URL already read (a getter on some hosts). */
 export function isMetadataUrl(url: string): boolean {
   // Cheap test first: this runs on every request.
   if (!url.includes(WELL_KNOWN)) return false;
-  const { pathname } = new URL(url);
+  const { pathname } = new URL(url, "http://localhost");
   return pathname === WELL_KNOWN || pathname.startsWith(`${WELL_KNOWN}/`);
 }
 

@@ -64,8 +64,8 @@ export function asForwarded(req: McpHttpRequest, hops: number): McpHttpRequest {
     return req; // a malformed forwarded host is no public name
   }
   const publicHost = host ?? req.header("host");
-  // Only the URL and the Host header change: the rest (the app's context, the socket's facts,
-  // the disconnect) is the request's own.
+  // Only the URL and the Host header change: the rest (the target, a path; the app's context,
+  // the socket's facts, the disconnect) is the request's own.
   return {
     method: req.method,
     url,
@@ -78,6 +78,7 @@ export function asForwarded(req: McpHttpRequest, hops: number): McpHttpRequest {
       return req.aborted;
     },
     ...(req.onAbort && { onAbort: (listener: () => void) => req.onAbort!(listener) }),
+    ...(req.target !== undefined && { target: req.target }),
     ...(req.context && { context: req.context }),
     ...(req.localAddress !== undefined && { localAddress: req.localAddress }),
     ...(req.remoteAddress !== undefined && { remoteAddress: req.remoteAddress }),

@@ -42,8 +42,8 @@ export function checkRequest(
       ),
     );
   }
-  // Read once: a getter that builds the string on some hosts.
-  const { url } = req;
+  // The path alone where the host has it: the URL is a getter that builds the string on some.
+  const url = req.target ?? req.url;
   // Public, and read cross-origin by browser clients: served before the Origin check.
   if (isMetadataUrl(url)) {
     if (auth && (!auth.app || auth.app.acceptsBearer)) return serveMetadata(auth, req);
@@ -58,7 +58,7 @@ export function checkRequest(
     return errorResponse(403, new McpError(ErrorCode.InvalidRequest, "Origin not allowed"));
   }
   if (req.method === "GET" && isBrowserVisit(req))
-    return landingPage(url, auth ? undefined : options.info, options.allow);
+    return landingPage(req.url, auth ? undefined : options.info, options.allow);
   return undefined;
 }
 
