@@ -1,8 +1,13 @@
+import { type Link, LinkedList } from "../utils/linked-list.js";
 import type { EventLog, LoggedEvent, SessionRecord, SessionStore, SessionUse } from "./types.js";
 
 interface Entry {
   record: SessionRecord;
   seen: number;
+  /** Its place in the idle order. */
+  idle: Link<string>;
+  /** Its place in its client's order, when it has a client. */
+  own?: Link<string>;
   /**
    * Owners that marked the session, true while their mark holds. An unmark sets false rather
    * than deleting: a warm session is marked and unmarked on every request, and a long-lived
@@ -14,53 +19,6 @@ interface Entry {
 function mark(entry: Entry, owner: string): void {
   entry.active ??= new Map();
   entry.active.set(owner, true);
-}
-
-/**
- * Each client's session ids in a Set kept in order of use, least recent first, and the most
- * recent one: a warm session used again is already last, and is not moved (see `Entry.active`).
- */
-function clientOrders() {
-  const byClient = new Map<string, { ids: Set<string>; newest: string | undefined }>();
-  return {
-    add(record: SessionRecord): void {
-      if (record.client === undefined) return;
-      const own = byClient.get(record.client) ?? { ids: new Set<string>(), newest: undefined };
-      byClient.set(record.client, own);
-      own.ids.add(record.id);
-      own.newest = record.id;
-    },
-    remove(record: SessionRecord | undefined): void {
-      const own = record?.client === undefined ? undefined : byClient.get(record.client);
-      if (!own) return;
-      own.ids.delete(record!.id);
-      if (own.newest === record!.id) own.newest = undefined;
-      if (own.ids.size === 0) byClient.delete(record!.client!);
-    },
-    /** Moves a session to the end of its client's order, when `client` is its own. */
-    used(record: SessionRecord, client: string | undefined): void {
-      if (client === undefined || client !== record.client) return;
-      const own = byClient.get(client);
-      if (!own || own.newest === record.id || !own.ids.delete(record.id)) return;
-      own.ids.add(record.id);
-      own.newest = record.id;
-    },
-    list: (client: string) => [...(byClient.get(client)?.ids ?? [])],
-  };
-}
-
-/**
- * Puts a session's entry last in `sessions`, the most recently used, unless it is last already
- * (a warm session's next request: see `Entry.active`).
- */
-function lastUse(sessions: Map<string, Entry>): (id: string, entry: Entry) => void {
-  let newest: Entry | undefined;
-  return (id, entry) => {
-    if (newest === entry) return;
-    sessions.delete(id);
-    sessions.set(id, entry);
-    newest = entry;
-  };
 }
 
 /** Clears an owner's mark, if it made one: set false, not deleted (see `Entry.active`). */
@@ -76,31 +34,75 @@ function ownersOf(entry: Entry | undefined): string[] {
 }
 
 /**
- * Sessions in a Map kept in idle order: a `get` moves the session to the end, so the first
- * entries are always the longest idle; each client's sessions in a Set kept in the same order.
- * Expiry is checked on access and by an unref'd sweep, so an idle session costs no timer of its
- * own.
+ * Two orders of use kept as linked lists, least recent first: all sessions (the idle order, so
+ * the first are always the longest idle) and each client's. A use moves the session's links to
+ * the ends, which allocates nothing: moving a Map's entry (delete, then set) on every request gave
+ * a long-lived Map a new table every few requests, in old space.
+ */
+function useOrders() {
+  const idle = new LinkedList<string>();
+  const byClient = new Map<string, LinkedList<string>>();
+  return {
+    /** The longest idle session's link: walk on by `next`, read before a removal. */
+    oldest: () => idle.first,
+    /** A new session's places, last in both orders. */
+    add(record: SessionRecord): Pick<Entry, "idle" | "own"> {
+      const places: Pick<Entry, "idle" | "own"> = { idle: idle.add(record.id) };
+      if (record.client !== undefined) {
+        let own = byClient.get(record.client);
+        if (!own) byClient.set(record.client, (own = new LinkedList()));
+        places.own = own.add(record.id);
+      }
+      return places;
+    },
+    remove(entry: Entry): void {
+      idle.remove(entry.idle);
+      const client = entry.record.client;
+      const own = client === undefined ? undefined : byClient.get(client);
+      if (!own || !entry.own) return;
+      own.remove(entry.own);
+      if (own.size === 0) byClient.delete(client!);
+    },
+    /** A use: last in the idle order, and in its client's when `client` is its own. */
+    used(entry: Entry, client: string | undefined): void {
+      idle.moveToEnd(entry.idle);
+      if (entry.own && client !== undefined && client === entry.record.client)
+        byClient.get(client)?.moveToEnd(entry.own);
+    },
+    ofClient: (client: string) => byClient.get(client)?.values() ?? [],
+  };
+}
+
+/**
+ * Sessions by id, in their orders of use (see {@link useOrders}). Expiry is checked on access and
+ * by an unref'd sweep, so an idle session costs no timer of its own.
  */
 export function memorySessions(idleMs: number): SessionStore & { sweep(): void } {
   const sessions = new Map<string, Entry>();
-  const used = lastUse(sessions);
-  const orders = clientOrders();
+  const orders = useOrders();
   const remove = (id: string) => {
-    orders.remove(sessions.get(id)?.record);
+    const entry = sessions.get(id);
+    if (entry) orders.remove(entry);
     return sessions.delete(id);
   };
-  const live = (id: string) => {
-    const entry = sessions.get(id);
-    return entry && entry.seen > Date.now() - idleMs ? entry : undefined;
+  const live = (id: string, entry = sessions.get(id)) =>
+    entry && entry.seen > Date.now() - idleMs ? entry : undefined;
+  /** Removes the longest idle sessions while `more` says so; returns their ids. */
+  const removeOldest = (more: (entry: Entry) => boolean) => {
+    const removed: string[] = [];
+    for (let link = orders.oldest(), next; link; link = next) {
+      next = link.next;
+      if (!more(sessions.get(link.value)!)) break;
+      remove(link.value);
+      removed.push(link.value);
+    }
+    return removed;
   };
   const sweep = () => {
     const horizon = Date.now() - idleMs;
-    for (const [id, entry] of sessions) {
-      if (entry.seen > horizon) break;
-      remove(id);
-    }
+    removeOldest((entry) => entry.seen <= horizon);
   };
-  /** The live session's entry, moved to the end of the idle orders; undefined when gone. */
+  /** The live session's entry, moved to the end of the orders of use; undefined when gone. */
   const use = (id: string, how: SessionUse = {}) => {
     const entry = live(id);
     if (!entry) {
@@ -108,8 +110,7 @@ export function memorySessions(idleMs: number): SessionStore & { sweep(): void }
       return undefined;
     }
     entry.seen = Date.now();
-    used(id, entry);
-    orders.used(entry.record, how.client);
+    orders.used(entry, how.client);
     if (how.activeFor !== undefined) mark(entry, how.activeFor);
     return entry;
   };
@@ -119,14 +120,9 @@ export function memorySessions(idleMs: number): SessionStore & { sweep(): void }
     async create(record, maxSessions) {
       sweep();
       remove(record.id); // a record created again under its id replaces the old one everywhere
-      const evicted: string[] = [];
-      for (const id of sessions.keys()) {
-        if (sessions.size < maxSessions) break;
-        remove(id);
-        evicted.push(id);
-      }
-      used(record.id, { record: { ...record, revision: 0 }, seen: Date.now() });
-      orders.add(record);
+      const evicted = removeOldest(() => sessions.size >= maxSessions);
+      const stored = { ...record, revision: 0 };
+      sessions.set(record.id, { record: stored, seen: Date.now(), ...orders.add(stored) });
       return evicted;
     },
     async get(id, how) {
@@ -144,7 +140,7 @@ export function memorySessions(idleMs: number): SessionStore & { sweep(): void }
     },
     delete: async (id) => remove(id),
     async ofClient(client) {
-      const own = orders.list(client);
+      const own = orders.ofClient(client);
       for (const id of own) if (!live(id)) remove(id);
       return own.filter((id) => sessions.has(id));
     },

@@ -35,6 +35,27 @@ export class LinkedList<T> {
     return link;
   }
 
+  /** The oldest link, to walk the list in place (read a link's `next` before removing it). */
+  get first(): Link<T> | undefined {
+    return this.#first;
+  }
+
+  /**
+   * Moves `link` to the end, as if removed and added again, with no new link: for an order of
+   * use that every request changes (see memory-sessions.ts). Throws for another list's link.
+   */
+  moveToEnd(link: Link<T>): void {
+    if (link.list !== this) throw new TypeError("the link belongs to another list");
+    if (!link.linked || link === this.#last) return;
+    if (link.prev) link.prev.next = link.next;
+    else this.#first = link.next;
+    link.next!.prev = link.prev;
+    link.prev = this.#last;
+    link.next = undefined;
+    this.#last!.next = link;
+    this.#last = link;
+  }
+
   /** Removes `link`; false if it was removed already. Throws for another list's link. */
   remove(link: Link<T>): boolean {
     if (link.list !== this) throw new TypeError("the link belongs to another list");

@@ -43,6 +43,33 @@ describe("LinkedList", () => {
     expect(list.values()).toEqual([]);
   });
 
+  it("should move a link to the end in place, from the start, the middle or the end", () => {
+    const list = new LinkedList<number>();
+    const links = [1, 2, 3, 4].map((value) => list.add(value));
+    list.moveToEnd(links[0]!);
+    expect(list.values()).toEqual([2, 3, 4, 1]);
+    expect(list.first?.value).toBe(2);
+    list.moveToEnd(links[2]!);
+    expect(list.values()).toEqual([2, 4, 1, 3]);
+    list.moveToEnd(links[2]!); // last already
+    expect(list.values()).toEqual([2, 4, 1, 3]);
+    list.add(5);
+    expect(list.values()).toEqual([2, 4, 1, 3, 5]);
+    expect(list.remove(links[2]!)).toBe(true);
+    list.moveToEnd(links[2]!); // removed: stays out
+    expect(list.values()).toEqual([2, 4, 1, 5]);
+    expect(list.size).toBe(4);
+    // Walked in place from the first link, oldest first, as a Set iterates.
+    const walked: number[] = [];
+    for (let link = list.first; link; link = link.next) walked.push(link.value);
+    expect(walked).toEqual([2, 4, 1, 5]);
+    const one = new LinkedList<number>();
+    const only = one.add(9);
+    one.moveToEnd(only);
+    expect(one.values()).toEqual([9]);
+    expect(() => one.moveToEnd(links[0]!)).toThrow(TypeError);
+  });
+
   it("should refuse a link of another list, and leave both lists as they were", () => {
     const one = new LinkedList<number>();
     const other = new LinkedList<number>();
