@@ -10,6 +10,7 @@ import { createLegacyEra } from "./legacy/era.js";
 import { errorResponse } from "./responses.js";
 import { createRouter } from "./router.js";
 import { drain, storeAnswers } from "./streams/drain.js";
+import { targetOf } from "./target.js";
 import type { McpHttpRequest, McpHttpResponse } from "./types.js";
 import { fromWebRequest, toWebResponse } from "./web.js";
 
@@ -64,7 +65,7 @@ export function createMcpHandler<App = unknown>(
     draining: () => closing,
   });
   const isPublic =
-    discovery && ((req: McpHttpRequest) => discovery.match(req.target ?? req.url) !== undefined);
+    discovery && ((req: McpHttpRequest) => discovery.match(targetOf(req)) !== undefined);
   // An allowedOrigins function threw: the origin is not known to be allowed, so no CORS.
   const gateFailed = (error: unknown) => {
     core.reportError(error);

@@ -14,8 +14,8 @@ export interface McpHttpRequest {
   /** The absolute URL of the request. */
   readonly url: string;
   /**
-   * The request target as it came (its path and query), when the host has it without building
-   * {@link url}: the checks that look for a path on every request read it instead.
+   * The request target as it came (in origin form, its path and query), when the host has it
+   * without building {@link url}: the checks that look for a path on every request read it instead.
    */
   readonly target?: string;
   /** A header value by lower-case name, or null. */

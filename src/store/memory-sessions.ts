@@ -39,7 +39,7 @@ function ownersOf(entry: Entry | undefined): string[] {
  * the ends, which allocates nothing: moving a Map's entry (delete, then set) on every request gave
  * a long-lived Map a new table every few requests, in old space.
  */
-function useOrders() {
+function ordersOfUse() {
   const idle = new LinkedList<string>();
   const byClient = new Map<string, LinkedList<string>>();
   return {
@@ -49,8 +49,8 @@ function useOrders() {
     add(record: SessionRecord): Pick<Entry, "idle" | "own"> {
       const places: Pick<Entry, "idle" | "own"> = { idle: idle.add(record.id) };
       if (record.client !== undefined) {
-        let own = byClient.get(record.client);
-        if (!own) byClient.set(record.client, (own = new LinkedList()));
+        const own = byClient.get(record.client) ?? new LinkedList<string>();
+        byClient.set(record.client, own);
         places.own = own.add(record.id);
       }
       return places;
@@ -74,12 +74,12 @@ function useOrders() {
 }
 
 /**
- * Sessions by id, in their orders of use (see {@link useOrders}). Expiry is checked on access and
+ * Sessions by id, in their orders of use (see {@link ordersOfUse}). Expiry is checked on access and
  * by an unref'd sweep, so an idle session costs no timer of its own.
  */
 export function memorySessions(idleMs: number): SessionStore & { sweep(): void } {
   const sessions = new Map<string, Entry>();
-  const orders = useOrders();
+  const orders = ordersOfUse();
   const remove = (id: string) => {
     const entry = sessions.get(id);
     if (entry) orders.remove(entry);
@@ -90,7 +90,7 @@ export function memorySessions(idleMs: number): SessionStore & { sweep(): void }
   /** Removes the longest idle sessions while `more` says so; returns their ids. */
   const removeOldest = (more: (entry: Entry) => boolean) => {
     const removed: string[] = [];
-    for (let link = orders.oldest(), next; link; link = next) {
+    for (let link = orders.oldest(), next: typeof link; link; link = next) {
       next = link.next;
       if (!more(sessions.get(link.value)!)) break;
       remove(link.value);

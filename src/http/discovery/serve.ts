@@ -4,6 +4,7 @@ import { MODERN_VERSIONS, SUPPORTED_VERSIONS } from "../../protocol/versions.js"
 import type { Implementation } from "../../server/types.js";
 import { toBase64Url, utf8 } from "../../utils/base64.js";
 import { errorResponse } from "../responses.js";
+import { pathnameOf } from "../target.js";
 import type { McpHttpRequest, McpHttpResponse } from "../types.js";
 import {
   buildServerCard,
@@ -136,7 +137,7 @@ export function createDiscovery(
  */
 function match(url: string): Target | undefined {
   if (!url.includes(CARD_SUFFIX) && !url.includes(AI_CATALOG)) return undefined;
-  const { pathname } = new URL(url, "http://localhost");
+  const pathname = pathnameOf(url);
   if (pathname === AI_CATALOG) return { doc: "catalog", media: "application/ai-catalog+json" };
   // The drafts that named this path required application/json.
   if (WELL_KNOWN_CARDS.has(pathname))

@@ -4,6 +4,7 @@ import type { RequestId } from "../../protocol/messages.js";
 import { isIdentified } from "../../server/access.js";
 import type { AuthInfo } from "../../server/types.js";
 import { errorResponse, jsonResponse } from "../responses.js";
+import { pathnameOf, targetOf } from "../target.js";
 import type { McpHttpRequest, McpHttpResponse } from "../types.js";
 
 /** Where RFC 9728 §3 puts Protected Resource Metadata. */
@@ -34,14 +35,14 @@ export function metadataUrlOf(resource: string): string {
 
 /** True when the request asks for a Protected Resource Metadata document. */
 export function isMetadataRequest(req: McpHttpRequest): boolean {
-  return isMetadataUrl(req.target ?? req.url);
+  return isMetadataUrl(targetOf(req));
 }
 
-/** {@link isMetadataRequest} for a request URL already read (a getter on some hosts). */
+/** {@link isMetadataRequest} for a request URL or target already read (see `targetOf`). */
 export function isMetadataUrl(url: string): boolean {
   // Cheap test first: this runs on every request.
   if (!url.includes(WELL_KNOWN)) return false;
-  const { pathname } = new URL(url, "http://localhost");
+  const pathname = pathnameOf(url);
   return pathname === WELL_KNOWN || pathname.startsWith(`${WELL_KNOWN}/`);
 }
 

@@ -4,6 +4,7 @@ import type { Implementation } from "../../server/types.js";
 import type { Discovery } from "../discovery/serve.js";
 import { isBrowserVisit, landingPage } from "../landing-page.js";
 import { errorResponse } from "../responses.js";
+import { targetOf } from "../target.js";
 import type { McpHttpRequest, McpHttpResponse } from "../types.js";
 import { isMetadataUrl, serveMetadata } from "./auth-gate.js";
 import { isHostAllowed } from "./origin.js";
@@ -42,8 +43,8 @@ export function checkRequest(
       ),
     );
   }
-  // The path alone where the host has it: the URL is a getter that builds the string on some.
-  const url = req.target ?? req.url;
+  // The target where the host has one: the URL is a getter that builds the string on some.
+  const url = targetOf(req);
   // Public, and read cross-origin by browser clients: served before the Origin check.
   if (isMetadataUrl(url)) {
     if (auth && (!auth.app || auth.app.acceptsBearer)) return serveMetadata(auth, req);

@@ -49,7 +49,7 @@ export class HeldSession {
   #pending: PendingRequests<JsonObject> | undefined;
   /** Its client requests running here (a map made for the first). */
   readonly #running = new RunningRequests();
-  // Made when first needed: a session holding only its GET stream keeps none.
+  // Made when first needed.
   #listeners: Set<(event: RemoteEvent) => void> | undefined;
   readonly #options: HeldSessionOptions;
   #standalone: LegacyStream | undefined;

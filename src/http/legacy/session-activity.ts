@@ -8,9 +8,10 @@ import { ChurnMap } from "../../utils/churn-map.js";
  *
  * A request's mark rides on its session's read (`activeFor`), so it costs no round trip of its
  * own; it is "pending" from the read ({@link reading}) until the request holds the session here,
- * so a release meanwhile does not clear the mark that read just set. Marks and unmarks go out in the order taken, on one
- * connection to the session's node, so the store ends as this process's own view (the Redis
- * store sends a turn's unmarks together at its end, and drops one that a new mark overtakes).
+ * so a release meanwhile does not clear the mark that read just set. Marks and unmarks go out
+ * in the order taken, on one connection to the session's node, so the store ends as this
+ * process's own view (the Redis store sends a turn's unmarks together at its end, and drops one
+ * that a new mark overtakes).
  */
 export class SessionActivity {
   readonly #store: SessionStore;

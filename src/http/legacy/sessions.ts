@@ -1,7 +1,7 @@
 import type { JsonObject, JsonRpcErrorResponse, JsonRpcResult } from "../../protocol/messages.js";
 import { publish } from "../../store/channels.js";
-import { ChurnMap } from "../../utils/churn-map.js";
 import type { McpStore, SessionRecord } from "../../store/types.js";
+import { ChurnMap } from "../../utils/churn-map.js";
 import type { EndpointServices } from "../endpoint-services.js";
 import { AwaitingStreams } from "./awaiting-streams.js";
 import { LegacyChannels, type SessionMessage } from "./channels.js";
