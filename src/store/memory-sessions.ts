@@ -57,17 +57,16 @@ function ordersOfUse() {
     },
     remove(entry: Entry): void {
       idle.remove(entry.idle);
-      const client = entry.record.client;
-      const own = client === undefined ? undefined : byClient.get(client);
-      if (!own || !entry.own) return;
-      own.remove(entry.own);
-      if (own.size === 0) byClient.delete(client!);
+      // A link knows its list: the client's order needs no lookup.
+      const own = entry.own?.list;
+      if (!own) return;
+      own.remove(entry.own!);
+      if (own.size === 0) byClient.delete(entry.record.client!);
     },
     /** A use: last in the idle order, and in its client's when `client` is its own. */
     used(entry: Entry, client: string | undefined): void {
       idle.moveToEnd(entry.idle);
-      if (entry.own && client !== undefined && client === entry.record.client)
-        byClient.get(client)?.moveToEnd(entry.own);
+      if (entry.own && client === entry.record.client) entry.own.list.moveToEnd(entry.own);
     },
     ofClient: (client: string) => byClient.get(client)?.values() ?? [],
   };
