@@ -1,6 +1,7 @@
 import { ErrorCode, McpError } from "../protocol/errors.js";
 import type { JsonObject, RequestId } from "../protocol/messages.js";
 import { keptText } from "../utils/json-text.js";
+import { resultFields } from "../utils/result-json.js";
 import { type SseStream, sseHeaders } from "./streams/sse.js";
 import type { McpHttpResponse } from "./types.js";
 
@@ -70,11 +71,11 @@ export function serializeResponse(
 }
 
 /**
- * {@link serializeResponse} for a result: the envelope is written around the result's own text,
- * and a `_meta` kept as text (`serializedOnce`: the server's, on every modern answer) is written
- * from it, last among the result's keys, instead of serialised again: that is most of the answer
- * to a small call. The JSON is the same as JSON.stringify's; where `_meta` was not the last key
- * of the result (a handler's non-object `_meta` replaced), only the order of keys differs.
+ * {@link serializeResponse} for a result: the envelope is written around the result's own text
+ * (written by `resultFields`, the same as JSON.stringify's), and a `_meta` kept as text
+ * (`serializedOnce`: the server's, on every modern answer) is written from it, last among the
+ * result's keys, instead of serialised again. Where `_meta` was not the last key of the result
+ * (a handler's non-object `_meta` replaced), only the order of keys differs from JSON.stringify's.
  */
 export function serializeResult(
   result: JsonObject,
@@ -85,27 +86,34 @@ export function serializeResult(
   // What a handler's hook (toJSON) or a non-object might turn into: the long way.
   if (typeof result !== "object" || result === null || "toJSON" in result)
     return serializeResponse(body, id, onError);
-  const meta = result._meta;
-  const kept = keptText(meta);
   let text: string;
   try {
-    if (kept === undefined) text = JSON.stringify(result);
-    else {
-      // Left out as JSON.stringify leaves out undefined, with the result's shape unchanged.
-      result._meta = undefined;
-      try {
-        text = JSON.stringify(result);
-      } finally {
-        result._meta = meta;
-      }
-      text = `${text.length === 2 ? "{" : `${text.slice(0, -1)},`}"_meta":${kept}}`;
-    }
+    text = resultText(result);
   } catch (error) {
     return serializationFailed(error, id, onError);
   }
   // An integer id (most are) is its own text: no call into the serialiser for it.
   const idText = typeof id === "number" && Number.isSafeInteger(id) ? `${id}` : JSON.stringify(id);
   return { body, text: `{"jsonrpc":"2.0","id":${idText},"result":${text}}` };
+}
+
+/** A result's JSON text, its kept `_meta` written last. */
+function resultText(result: JsonObject): string {
+  const meta = result._meta;
+  const kept = keptText(meta);
+  const fields = resultFields(result, kept === undefined ? undefined : "_meta");
+  if (kept === undefined) return fields === undefined ? JSON.stringify(result) : `{${fields}}`;
+  if (fields !== undefined)
+    return fields === "" ? `{"_meta":${kept}}` : `{${fields},"_meta":${kept}}`;
+  // Left out as JSON.stringify leaves out undefined, with the result's shape unchanged.
+  result._meta = undefined;
+  let text: string;
+  try {
+    text = JSON.stringify(result);
+  } finally {
+    result._meta = meta;
+  }
+  return `${text.length === 2 ? "{" : `${text.slice(0, -1)},`}"_meta":${kept}}`;
 }
 
 function serializationFailed(
