@@ -86,25 +86,39 @@ export function serializeResult(
   // What a handler's hook (toJSON) or a non-object might turn into: the long way.
   if (typeof result !== "object" || result === null || "toJSON" in result)
     return serializeResponse(body, id, onError);
+  // An integer id (most are) is its own text: no call into the serialiser for it.
+  const idText = typeof id === "number" && Number.isSafeInteger(id) ? `${id}` : JSON.stringify(id);
   let text: string;
   try {
-    text = resultText(result);
+    const meta = result._meta;
+    const kept = keptText(meta);
+    const fields = resultFields(result, kept === undefined ? undefined : "_meta");
+    // Written in as few pieces as can be: the answer is flattened, piece by piece, to be sent.
+    if (fields === undefined)
+      text = `{"jsonrpc":"2.0","id":${idText},"result":${stringified(result, meta, kept)}}`;
+    else if (kept === undefined) text = `{"jsonrpc":"2.0","id":${idText},"result":{${fields}}}`;
+    else if (fields === "") text = `{"jsonrpc":"2.0","id":${idText},"result":{"_meta":${kept}}}`;
+    else text = `{"jsonrpc":"2.0","id":${idText},"result":{${fields}${metaTail(kept)}`;
   } catch (error) {
     return serializationFailed(error, id, onError);
   }
-  // An integer id (most are) is its own text: no call into the serialiser for it.
-  const idText = typeof id === "number" && Number.isSafeInteger(id) ? `${id}` : JSON.stringify(id);
-  return { body, text: `{"jsonrpc":"2.0","id":${idText},"result":${text}}` };
+  return { body, text };
 }
 
-/** A result's JSON text, its kept `_meta` written last. */
-function resultText(result: JsonObject): string {
-  const meta = result._meta;
-  const kept = keptText(meta);
-  const fields = resultFields(result, kept === undefined ? undefined : "_meta");
-  if (kept === undefined) return fields === undefined ? JSON.stringify(result) : `{${fields}}`;
-  if (fields !== undefined)
-    return fields === "" ? `{"_meta":${kept}}` : `{${fields},"_meta":${kept}}`;
+/** `,"_meta":…}}` closing a result and its message, for the last kept `_meta` (the server's). */
+let lastKept = "";
+let lastTail = "";
+function metaTail(kept: string): string {
+  if (kept !== lastKept) {
+    lastKept = kept;
+    lastTail = `,"_meta":${kept}}}`;
+  }
+  return lastTail;
+}
+
+/** A result's text by JSON.stringify, a kept `_meta` written from its text, last. */
+function stringified(result: JsonObject, meta: unknown, kept: string | undefined): string {
+  if (kept === undefined) return JSON.stringify(result);
   // Left out as JSON.stringify leaves out undefined, with the result's shape unchanged.
   result._meta = undefined;
   let text: string;

@@ -10,6 +10,7 @@ import type { JsonObject } from "../protocol/messages.js";
 
 /** The field of nearly every modern result. */
 const COMPLETE = '"resultType":"complete"';
+const NEXT_COMPLETE = `,${COMPLETE}`;
 
 /** Longer strings go to JSON.stringify, whose one call costs less than this loop would. */
 const LOOP_LIMIT = 128;
@@ -49,14 +50,10 @@ function blockText(block: unknown): string | undefined | false {
   if (typeof block !== "object" || block === null || Array.isArray(block)) return valueText(block);
   if ("toJSON" in block) return false;
   const fields = block as Record<string, unknown>;
-  const keys = Object.keys(fields);
-  // The block a tool's text makes, written in one piece.
-  if (keys.length === 2 && keys[0] === "type" && keys[1] === "text" && fields.type === "text") {
-    const text = fields.text;
-    if (typeof text === "string" && isPlain(text)) return `{"type":"text","text":"${text}"}`;
-  }
+  const plain = plainText(block);
+  if (plain !== undefined) return `{"type":"text","text":"${plain}"}`;
   let text: string | undefined;
-  for (const key of keys) {
+  for (const key of Object.keys(fields)) {
     let field: string;
     // The common keys by name: a named load, and a constant key.
     if (key === "type" && typeof fields.type === "string") field = `"type":${quoted(fields.type)}`;
@@ -73,9 +70,27 @@ function blockText(block: unknown): string | undefined | false {
   return text === undefined ? "{}" : `{${text}}`;
 }
 
-/** The `content` array's text, or `false` where JSON.stringify must write the whole result. */
-function contentText(content: unknown): string | undefined | false {
-  if (!Array.isArray(content) || "toJSON" in content) return valueText(content);
+/** The text of `{ type: "text", text }` with nothing in it to escape, else undefined. */
+function plainText(block: unknown): string | undefined {
+  if (typeof block !== "object" || block === null || "toJSON" in block) return undefined;
+  const fields = block as Record<string, unknown>;
+  if (fields.type !== "text" || typeof fields.text !== "string" || !isPlain(fields.text))
+    return undefined;
+  const keys = Object.keys(fields);
+  return keys.length === 2 && keys[0] === "type" && keys[1] === "text" ? fields.text : undefined;
+}
+
+/** The `content` field's text, or `false` where JSON.stringify must write the whole result. */
+function contentField(content: unknown): string | undefined | false {
+  if (!Array.isArray(content) || "toJSON" in content) {
+    const value = valueText(content);
+    return typeof value === "string" ? `"content":${value}` : value;
+  }
+  // A tool's text, the most common content: one piece, with no pieces to join.
+  if (content.length === 1) {
+    const text = plainText(content[0]);
+    if (text !== undefined) return `"content":[{"type":"text","text":"${text}"}]`;
+  }
   let text = "";
   for (let i = 0; i < content.length; i++) {
     const block = blockText(content[i]);
@@ -84,7 +99,7 @@ function contentText(content: unknown): string | undefined | false {
     const item = block ?? "null";
     text = i === 0 ? item : `${text},${item}`;
   }
-  return `[${text}]`;
+  return `"content":[${text}]`;
 }
 
 /**
@@ -98,14 +113,18 @@ export function resultFields(result: JsonObject, skip?: string): string | undefi
   let text = "";
   for (const key of Object.keys(result)) {
     if (key === skip) continue;
-    let field: string;
-    if (key === "resultType" && result.resultType === "complete") field = COMPLETE;
-    else {
-      const value = key === "content" ? contentText(result.content) : valueText(result[key]);
-      if (value === false) return undefined;
-      if (value === undefined) continue;
-      field = key === "content" ? `"content":${value}` : `${quoted(key)}:${value}`;
+    if (key === "resultType" && result.resultType === "complete") {
+      text = text === "" ? COMPLETE : text + NEXT_COMPLETE;
+      continue;
     }
+    let field: string | undefined | false;
+    if (key === "content") field = contentField(result.content);
+    else {
+      const value = valueText(result[key]);
+      field = typeof value === "string" ? `${quoted(key)}:${value}` : value;
+    }
+    if (field === false) return undefined;
+    if (field === undefined) continue;
     text = text === "" ? field : `${text},${field}`;
   }
   return text;

@@ -29,16 +29,29 @@ describe("serializeResult", () => {
       { content: [], _meta: { other: 1 } },
       { content: [] },
       {},
+      // A value with its own toJSON: the whole result goes to JSON.stringify.
+      { when: new Date(0), _meta: meta } as unknown as JsonObject,
+      { content: [{ type: "text", text: "x", at: new Date(0) }], _meta: meta } as JsonObject,
     ];
     for (const result of results) {
       for (const id of [7, 'id-"x"', 0]) {
         const onError = vi.fn();
         const { body, text } = serializeResult(result, id, onError);
         expect(text).toBe(plain(result, id));
-        expect(JSON.parse(text)).toEqual(body);
+        expect(JSON.parse(text)).toEqual(JSON.parse(JSON.stringify(body)));
         expect(body).toEqual({ jsonrpc: "2.0", id, result });
         expect(onError).not.toHaveBeenCalled();
       }
+    }
+  });
+
+  it("should write each server's own _meta when answers of two servers take turns", () => {
+    const other = serializedOnce({
+      "io.modelcontextprotocol/serverInfo": { name: "t", version: "2" },
+    });
+    for (let turn = 0; turn < 4; turn++) {
+      const result: JsonObject = { content: [], _meta: turn % 2 === 0 ? meta : other };
+      expect(serializeResult(result, turn, () => {}).text).toBe(plain(result, turn));
     }
   });
 
