@@ -13,6 +13,9 @@ type NodeRequest = IncomingMessage & { body?: unknown; _body?: boolean; original
 
 /** What a body parser (express.json(), body-parser) that already consumed the stream found. */
 function parsedBody(req: NodeRequest): BodyResult | undefined {
+  // A parser reads the body to its end, which Node marks `complete` first: a body still arriving
+  // (a request handed on as it comes, the common case) was read by none.
+  if (!req.complete) return undefined;
   // Own: body-parser 1 sets req._body and req.body, 2 sets req.body; checking that first spares
   // a walk up the whole prototype chain on every request no parser saw.
   if (!Object.hasOwn(req, "body")) return undefined;
@@ -122,14 +125,15 @@ export class NodeHttpRequest implements McpHttpRequest {
     // Read here, not in the executor: its closures outlive the body on a stream's req.
     const abort = this.#abort;
     return new Promise((resolve) => {
-      const chunks: Buffer[] = [];
+      let chunks: Buffer[] = [];
       let total = 0;
       let settled = false;
       const settle = (result: BodyResult) => {
         if (settled) return;
         settled = true;
         // The listeners stay on req as long as it lives (a stream's, for hours): not the bytes.
-        chunks.length = 0;
+        // (Dropped, not truncated: setting an array's length is a call into V8's runtime.)
+        chunks = [];
         resolve(result);
       };
       const onEnd = () => {

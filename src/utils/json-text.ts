@@ -10,9 +10,21 @@ export function serializedOnce<T extends object>(value: T): Readonly<T> {
   return value;
 }
 
+/** The last value {@link keptText} found, and its text: a server's own `_meta`, on every answer. */
+let lastValue: object | undefined;
+let lastText: string | undefined;
+
 /** The JSON text kept for `value` by {@link serializedOnce}, if it is such a value. */
 export function keptText(value: unknown): string | undefined {
-  return typeof value === "object" && value !== null ? texts.get(value) : undefined;
+  if (typeof value !== "object" || value === null) return undefined;
+  if (value === lastValue) return lastText;
+  const text = texts.get(value);
+  // Only a kept value is remembered: it is frozen, so its text cannot go stale.
+  if (text !== undefined) {
+    lastValue = value;
+    lastText = text;
+  }
+  return text;
 }
 
 /** A deep copy of JSON data (as the wire carries it), frozen all the way down. */
