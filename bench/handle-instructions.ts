@@ -11,7 +11,8 @@ import { fixed } from "./report.js";
 // Debian's valgrind): the package's own work for a modern echo tools/call, with no socket and no
 // host, beside a handler answering canned (what reading and parsing the body costs). Each loop
 // (bench/handle-loop.ts) runs under callgrind twice, BENCH_CALLS_FEW and BENCH_CALLS_MANY calls,
-// with V8 on one thread (`--single-threaded`); the difference of the two totals over the
+// with V8 on one thread (`--single-threaded`) and a schedule of collections that does not depend
+// on time (`--predictable-gc-schedule`); the difference of the two totals over the
 // difference of the calls is what one more call costs, start-up and warm-up left out. The two
 // handlers are counted side by side, one per core.
 
@@ -33,6 +34,8 @@ async function total(handler: string, calls: number): Promise<number> {
       `--callgrind-out-file=${out}`,
       process.execPath,
       "--single-threaded",
+      // A schedule of collections that does not depend on valgrind's slowness (instructions.ts).
+      "--predictable-gc-schedule",
       "--import",
       import.meta.resolve("tsx"),
       loop,

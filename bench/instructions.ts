@@ -53,7 +53,19 @@ const run = promisify(execFile);
 // with how valgrind schedules them (a third of all instructions here, and ±3% of the total from
 // run to run): `--single-threaded` does that work on the main thread, the same work counted the
 // same way each run. BENCH_V8_THREADS=1 counts V8 as it runs by default.
-const V8_FLAGS = process.env.BENCH_V8_THREADS === "1" ? [] : ["--single-threaded"];
+//
+// V8 also sizes its young generation by time: its memory reducer reads valgrind's fifty-fold
+// slowness as a process gone idle, runs full collections no native run of this length has, and
+// shrinks the young generation, after which a server scavenges up to four times as often (the
+// mount: 20 scavenges per 10,000 requests before one such collection, 80 after; natively, 21).
+// Which window that lands in decided the count. `--predictable-gc-schedule`, V8's flag for a
+// schedule that does not depend on time, turns the reducer off and fixes how the heap grows, for
+// every server alike: the bare server then scavenges 25 times per 10,000 requests, as natively
+// (26), and the mount 40. BENCH_V8_GC=default leaves V8 its own schedule.
+const V8_FLAGS = [
+  ...(process.env.BENCH_V8_THREADS === "1" ? [] : ["--single-threaded"]),
+  ...(process.env.BENCH_V8_GC === "default" ? [] : ["--predictable-gc-schedule"]),
+];
 
 /**
  * Sends requests `firstId`.. `firstId + n - 1` over CONCURRENCY connections at once, each sending
