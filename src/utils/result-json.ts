@@ -48,36 +48,38 @@ function valueText(value: unknown): string | undefined | false {
 /** A content block's text, or `false` where JSON.stringify must write the whole result. */
 function blockText(block: unknown): string | undefined | false {
   if (typeof block !== "object" || block === null || Array.isArray(block)) return valueText(block);
-  if ("toJSON" in block) return false;
-  const fields = block as Record<string, unknown>;
   const plain = plainText(block);
   if (plain !== undefined) return `{"type":"text","text":"${plain}"}`;
+  if ("toJSON" in block) return false;
+  const fields = block as Record<string, unknown>;
   let text: string | undefined;
   for (const key of Object.keys(fields)) {
-    let field: string;
     // The common keys by name: a named load, and a constant key.
-    if (key === "type" && typeof fields.type === "string") field = `"type":${quoted(fields.type)}`;
-    else if (key === "text" && typeof fields.text === "string")
-      field = `"text":${quoted(fields.text)}`;
-    else {
-      const value = valueText(fields[key]);
-      if (value === false) return false;
-      if (value === undefined) continue;
-      field = `${quoted(key)}:${value}`;
-    }
+    const value = valueText(
+      key === "type" ? fields.type : key === "text" ? fields.text : fields[key],
+    );
+    if (value === false) return false;
+    if (value === undefined) continue;
+    const field =
+      key === "type"
+        ? `"type":${value}`
+        : key === "text"
+          ? `"text":${value}`
+          : `${quoted(key)}:${value}`;
     text = text === undefined ? field : `${text},${field}`;
   }
   return text === undefined ? "{}" : `{${text}}`;
 }
 
 /** The text of `{ type: "text", text }` with nothing in it to escape, else undefined. */
-function plainText(block: unknown): string | undefined {
-  if (typeof block !== "object" || block === null || "toJSON" in block) return undefined;
+function plainText(block: object): string | undefined {
+  if ("toJSON" in block) return undefined;
   const fields = block as Record<string, unknown>;
-  if (fields.type !== "text" || typeof fields.text !== "string" || !isPlain(fields.text))
-    return undefined;
+  if (fields.type !== "text") return undefined;
+  const text = fields.text;
+  if (typeof text !== "string" || !isPlain(text)) return undefined;
   const keys = Object.keys(fields);
-  return keys.length === 2 && keys[0] === "type" && keys[1] === "text" ? fields.text : undefined;
+  return keys.length === 2 && keys[0] === "type" && keys[1] === "text" ? text : undefined;
 }
 
 /** The `content` field's text, or `false` where JSON.stringify must write the whole result. */
@@ -87,8 +89,9 @@ function contentField(content: unknown): string | undefined | false {
     return typeof value === "string" ? `"content":${value}` : value;
   }
   // A tool's text, the most common content: one piece, with no pieces to join.
-  if (content.length === 1) {
-    const text = plainText(content[0]);
+  const first: unknown = content[0];
+  if (content.length === 1 && typeof first === "object" && first !== null) {
+    const text = plainText(first);
     if (text !== undefined) return `"content":[{"type":"text","text":"${text}"}]`;
   }
   let text = "";
@@ -105,23 +108,24 @@ function contentField(content: unknown): string | undefined | false {
 /**
  * The fields of `result` as JSON text without the braces (`""` for none), written as
  * JSON.stringify writes them; `skip` names a key left out. Undefined where JSON.stringify must
- * write the whole result instead (an array, a value with its own `toJSON`). The caller checks `result`
- * itself for `toJSON`.
+ * write the whole result instead (an array, a value with its own `toJSON`). The caller checks
+ * `result` itself for `toJSON`.
  */
 export function resultFields(result: JsonObject, skip?: string): string | undefined {
   if (Array.isArray(result)) return undefined;
   let text = "";
   for (const key of Object.keys(result)) {
     if (key === skip) continue;
-    if (key === "resultType" && result.resultType === "complete") {
-      text = text === "" ? COMPLETE : text + NEXT_COMPLETE;
-      continue;
-    }
     let field: string | undefined | false;
     if (key === "content") field = contentField(result.content);
     else {
-      const value = valueText(result[key]);
-      field = typeof value === "string" ? `${quoted(key)}:${value}` : value;
+      const value = key === "resultType" ? result.resultType : result[key];
+      if (value === "complete" && key === "resultType") {
+        text = text === "" ? COMPLETE : text + NEXT_COMPLETE;
+        continue;
+      }
+      const written = valueText(value);
+      field = typeof written === "string" ? `${quoted(key)}:${written}` : written;
     }
     if (field === false) return undefined;
     if (field === undefined) continue;
