@@ -1,5 +1,3 @@
-import type { JsonObject } from "../protocol/messages.js";
-
 // JSON.stringify on Node 20 and 22 (V8 11-12) looks `toJSON` up along the prototype chain of
 // every object it meets and escapes every key anew: about 6 k instructions for a one-block text
 // result, a quarter of what the mount spends on a call beyond a bare responder. Most results are
@@ -111,7 +109,7 @@ function contentField(content: unknown): string | undefined | false {
  * write the whole result instead (an array, a value with its own `toJSON`). The caller checks
  * `result` itself for `toJSON`.
  */
-export function resultFields(result: JsonObject, skip?: string): string | undefined {
+export function resultFields(result: Record<string, unknown>, skip?: string): string | undefined {
   if (Array.isArray(result)) return undefined;
   let text = "";
   for (const key of Object.keys(result)) {
