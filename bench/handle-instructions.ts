@@ -35,7 +35,7 @@ async function total(handler: string, calls: number): Promise<number> {
       process.execPath,
       "--single-threaded",
       // A schedule of collections that does not depend on valgrind's slowness (instructions.ts).
-      "--predictable-gc-schedule",
+      ...(process.env.BENCH_V8_GC === "default" ? [] : ["--predictable-gc-schedule"]),
       "--import",
       import.meta.resolve("tsx"),
       loop,

@@ -13,9 +13,10 @@ type NodeRequest = IncomingMessage & { body?: unknown; _body?: boolean; original
 
 /** What a body parser (express.json(), body-parser) that already consumed the stream found. */
 function parsedBody(req: NodeRequest): BodyResult | undefined {
-  // A parser reads the body to its end, which Node marks `complete` first: a body still arriving
-  // (a request handed on as it comes, the common case) was read by none.
-  if (!req.complete) return undefined;
+  // A parser reads the body to its end, which Node's server marks `complete` first: a body still
+  // arriving (a request handed on as it comes, the common case) was read by none. Only `false`
+  // tells: a request object without the field (a test injector's, an older Deno's) goes on.
+  if (req.complete === false) return undefined;
   // Own: body-parser 1 sets req._body and req.body, 2 sets req.body; checking that first spares
   // a walk up the whole prototype chain on every request no parser saw.
   if (!Object.hasOwn(req, "body")) return undefined;

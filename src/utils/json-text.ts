@@ -19,7 +19,8 @@ export function keptText(value: unknown): string | undefined {
   if (typeof value !== "object" || value === null) return undefined;
   if (value === lastValue) return lastText;
   const text = texts.get(value);
-  // Only a kept value is remembered: it is frozen, so its text cannot go stale.
+  // Only a kept value is remembered: serializedOnce's terms (frozen, nested values unchanged)
+  // keep its text true. It holds on to one such value (a server's `_meta`) until the next.
   if (text !== undefined) {
     lastValue = value;
     lastText = text;

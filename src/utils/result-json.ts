@@ -31,67 +31,70 @@ function quoted(text: string): string {
   return isPlain(text) ? `"${text}"` : JSON.stringify(text);
 }
 
+/** Whether JSON.stringify would call `value`'s own `toJSON` (an object's or a BigInt's). */
+function hasToJSON(value: unknown): boolean {
+  const type = typeof value;
+  if (type !== "object" && type !== "function" && type !== "bigint") return false;
+  return value !== null && typeof (value as { toJSON?: unknown }).toJSON === "function";
+}
+
+/** An object whose own fields are what JSON.stringify writes: not an array, box or instance. */
+function isPlainObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null && value.constructor === Object;
+}
+
 /**
- * The text of one field: a string or boolean here, anything else by JSON.stringify (undefined
+ * The text of one value: a string or boolean here, anything else by JSON.stringify (undefined
  * for what it leaves out, as a function), or `false` for a value whose own `toJSON` would be
  * called with its key, which JSON.stringify called on the value alone would not pass.
  */
 function valueText(value: unknown): string | undefined | false {
   if (typeof value === "string") return quoted(value);
   if (typeof value === "boolean") return value ? "true" : "false";
-  if (typeof value === "object" && value !== null && "toJSON" in value) return false;
+  if (hasToJSON(value)) return false;
   return JSON.stringify(value);
 }
 
-/** A content block's text, or `false` where JSON.stringify must write the whole result. */
+/** `"key":value`, undefined for a field JSON.stringify leaves out, `false` as for valueText. */
+function fieldText(key: string, value: unknown): string | undefined | false {
+  const text = valueText(value);
+  if (typeof text !== "string") return text;
+  // The common keys as constants.
+  if (key === "type") return `"type":${text}`;
+  if (key === "text") return `"text":${text}`;
+  return `${quoted(key)}:${text}`;
+}
+
+/** A content block's text, each field read once, or `false` as for valueText. */
 function blockText(block: unknown): string | undefined | false {
-  if (typeof block !== "object" || block === null || Array.isArray(block)) return valueText(block);
-  const plain = plainText(block);
-  if (plain !== undefined) return `{"type":"text","text":"${plain}"}`;
-  if ("toJSON" in block) return false;
-  const fields = block as Record<string, unknown>;
+  if (!isPlainObject(block)) return valueText(block);
+  if (hasToJSON(block)) return false;
+  const keys = Object.keys(block);
+  // A tool's text, the most common block: one piece.
+  if (keys.length === 2 && keys[0] === "type" && keys[1] === "text") {
+    const type = block.type;
+    const text = block.text;
+    if (type === "text" && typeof text === "string" && isPlain(text))
+      return `{"type":"text","text":"${text}"}`;
+    const first = fieldText("type", type);
+    const second = fieldText("text", text);
+    if (first === false || second === false) return false;
+    if (first === undefined || second === undefined) return `{${first ?? second ?? ""}}`;
+    return `{${first},${second}}`;
+  }
   let text: string | undefined;
-  for (const key of Object.keys(fields)) {
-    // The common keys by name: a named load, and a constant key.
-    const value = valueText(
-      key === "type" ? fields.type : key === "text" ? fields.text : fields[key],
-    );
-    if (value === false) return false;
-    if (value === undefined) continue;
-    const field =
-      key === "type"
-        ? `"type":${value}`
-        : key === "text"
-          ? `"text":${value}`
-          : `${quoted(key)}:${value}`;
+  for (const key of keys) {
+    const field = fieldText(key, block[key]);
+    if (field === false) return false;
+    if (field === undefined) continue;
     text = text === undefined ? field : `${text},${field}`;
   }
   return text === undefined ? "{}" : `{${text}}`;
 }
 
-/** The text of `{ type: "text", text }` with nothing in it to escape, else undefined. */
-function plainText(block: object): string | undefined {
-  if ("toJSON" in block) return undefined;
-  const fields = block as Record<string, unknown>;
-  if (fields.type !== "text") return undefined;
-  const text = fields.text;
-  if (typeof text !== "string" || !isPlain(text)) return undefined;
-  const keys = Object.keys(fields);
-  return keys.length === 2 && keys[0] === "type" && keys[1] === "text" ? text : undefined;
-}
-
 /** The `content` field's text, or `false` where JSON.stringify must write the whole result. */
 function contentField(content: unknown): string | undefined | false {
-  if (!Array.isArray(content) || "toJSON" in content) {
-    const value = valueText(content);
-    return typeof value === "string" ? `"content":${value}` : value;
-  }
-  // A tool's text, the most common content: one piece, with no pieces to join.
-  const first: unknown = content[0];
-  if (content.length === 1 && typeof first === "object" && first !== null) {
-    const text = plainText(first);
-    if (text !== undefined) return `"content":[{"type":"text","text":"${text}"}]`;
-  }
+  if (!Array.isArray(content) || hasToJSON(content)) return fieldText("content", content);
   let text = "";
   for (let i = 0; i < content.length; i++) {
     const block = blockText(content[i]);
@@ -106,11 +109,11 @@ function contentField(content: unknown): string | undefined | false {
 /**
  * The fields of `result` as JSON text without the braces (`""` for none), written as
  * JSON.stringify writes them; `skip` names a key left out. Undefined where JSON.stringify must
- * write the whole result instead (an array, a value with its own `toJSON`). The caller checks
- * `result` itself for `toJSON`.
+ * write the whole result instead (an array, a box or an instance, a value with its own `toJSON`).
+ * The caller checks `result` itself for `toJSON`.
  */
 export function resultFields(result: Record<string, unknown>, skip?: string): string | undefined {
-  if (Array.isArray(result)) return undefined;
+  if (!isPlainObject(result)) return undefined;
   let text = "";
   for (const key of Object.keys(result)) {
     if (key === skip) continue;
@@ -122,8 +125,7 @@ export function resultFields(result: Record<string, unknown>, skip?: string): st
         text = text === "" ? COMPLETE : text + NEXT_COMPLETE;
         continue;
       }
-      const written = valueText(value);
-      field = typeof written === "string" ? `${quoted(key)}:${written}` : written;
+      field = fieldText(key, value);
     }
     if (field === false) return undefined;
     if (field === undefined) continue;

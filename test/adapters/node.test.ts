@@ -40,6 +40,46 @@ describe("toNodeHandler", () => {
     }
   });
 
+  it("should take a body a parser read from a request that has no complete flag", async () => {
+    // As under a test injector (light-my-request) or an older Deno: the stream is read to its
+    // end and req.body set, but the request object does not say it is complete.
+    const server = new McpServer({ name: "parsed", version: "1.0.0" });
+    server.tool({ name: "echo", input: { type: "object" } }, ({ text }) => String(text));
+    const mcp = createMcpHandler(server, { secret: "s" });
+    const handle = toNodeHandler(mcp);
+    const parser = express.json();
+    const http = createServer((req, res) => {
+      parser(req as express.Request, res as express.Response, () => {
+        // Without the flag while the adapter reads the body (at once, in handle); given back
+        // after, since Node's own IncomingMessage reads it when the request is destroyed.
+        Object.defineProperty(req, "complete", { value: undefined, writable: true });
+        void handle(req, res);
+        req.complete = true;
+      });
+    });
+    await new Promise<void>((resolve) => http.listen(0, "127.0.0.1", resolve));
+    try {
+      const url = `http://127.0.0.1:${(http.address() as AddressInfo).port}/mcp`;
+      const response = await fetch(url, {
+        method: "POST",
+        headers: modernHeaders("tools/call", "echo"),
+        body: JSON.stringify({
+          jsonrpc: "2.0",
+          id: 1,
+          method: "tools/call",
+          params: { name: "echo", arguments: { text: "parsed" }, _meta: modernMeta() },
+        }),
+        signal: AbortSignal.timeout(10_000),
+      });
+      expect(response.status).toBe(200);
+      expect(await response.json()).toMatchObject({ result: { content: [{ text: "parsed" }] } });
+    } finally {
+      await mcp.close();
+      http.closeAllConnections();
+      http.close();
+    }
+  });
+
   it("should serve /mcp ahead of an Express app on one server, the app's routes untouched", async () => {
     const server = new McpServer({ name: "ahead", version: "1.0.0" });
     server.tool({ name: "echo", input: { type: "object" } }, () => "from mcp");

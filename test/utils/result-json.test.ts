@@ -53,7 +53,14 @@ function anyValue(next: () => number, depth: number): unknown {
     case 7:
       return Array.from({ length: Math.floor(next() * 3) }, () => anyValue(next, depth + 1));
     case 8:
-      return new Date(0);
+      return pick(next, [
+        new Date(0),
+        new String("boxed"),
+        new Number(5),
+        new Boolean(false),
+        Object.assign(() => 0, { toJSON: (key: string) => `fn at ${key}` }),
+        "complete",
+      ]);
     default:
       return anyObject(next, depth + 1, ["a", "b", "\u00e9", '"q"', "3"]);
   }
@@ -115,14 +122,14 @@ describe("resultFields", () => {
 
   it("should write every generated result as JSON.stringify does", () => {
     const next = random(11);
-    let written_here = 0;
+    let writtenHere = 0;
     for (let i = 0; i < 5_000; i++) {
       const result = anyResult(next);
-      if (resultFields(result) !== undefined) written_here++;
+      if (resultFields(result) !== undefined) writtenHere++;
       expect(written(result)).toBe(JSON.stringify(result));
     }
     // Most of them by the writer itself, not by declining to JSON.stringify.
-    expect(written_here).toBeGreaterThan(4_000);
+    expect(writtenHere).toBeGreaterThan(4_000);
   });
 
   it("should write every string as JSON.stringify does, escapes and surrogates included", () => {
@@ -158,6 +165,43 @@ describe("resultFields", () => {
 
   it("should decline an array, which JSON.stringify writes as one", () => {
     expect(resultFields([1, "two"] as unknown as JsonObject)).toBeUndefined();
+  });
+
+  it("should write boxed values, class instances and null-prototype objects as JSON.stringify does", () => {
+    class Block {
+      type = "text";
+      text = "from a class";
+    }
+    const bare = Object.assign(Object.create(null), { type: "text", text: "no prototype" });
+    for (const result of [
+      { content: [new String("ab"), new Number(5), new Boolean(false), new Block(), bare] },
+      { content: new String("ab") },
+      { status: "complete", resultType: "complete" },
+    ]) {
+      expect(written(result as unknown as JsonObject)).toBe(JSON.stringify(result));
+    }
+    for (const result of [new String("ab"), new Block(), bare]) {
+      expect(resultFields(result as unknown as JsonObject)).toBeUndefined();
+    }
+  });
+
+  it("should decline a function's or a BigInt's toJSON, and one a proxy gives", () => {
+    const fn = Object.assign(() => 0, { toJSON: (key: string) => `fn at ${key}` });
+    const proxied = new Proxy(
+      { type: "text", text: "x" },
+      { get: (target, key) => (key === "toJSON" ? () => "X" : Reflect.get(target, key)) },
+    );
+    for (const result of [{ fn }, { content: [fn] }, { content: [proxied] }]) {
+      expect(written(result as unknown as JsonObject)).toBe(JSON.stringify(result));
+    }
+    const prototype = BigInt.prototype as { toJSON?: (key: string) => string };
+    prototype.toJSON = (key: string) => `big at ${key}`;
+    try {
+      const result = { n: 1n, content: [{ type: "text", text: "x", m: 2n }] };
+      expect(written(result as unknown as JsonObject)).toBe(JSON.stringify(result));
+    } finally {
+      delete prototype.toJSON;
+    }
   });
 
   it("should throw where JSON.stringify throws: a BigInt, a cycle", () => {
