@@ -38,11 +38,6 @@ function hasToJSON(value: unknown): boolean {
   return value !== null && typeof (value as { toJSON?: unknown }).toJSON === "function";
 }
 
-/** An object whose own fields are what JSON.stringify writes: not an array, box or instance. */
-function isPlainObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === "object" && value !== null && value.constructor === Object;
-}
-
 /**
  * The text of one value: a string or boolean here, anything else by JSON.stringify (undefined
  * for what it leaves out, as a function), or `false` for a value whose own `toJSON` would be
@@ -67,13 +62,17 @@ function fieldText(key: string, value: unknown): string | undefined | false {
 
 /** A content block's text, each field read once, or `false` as for valueText. */
 function blockText(block: unknown): string | undefined | false {
-  if (!isPlainObject(block)) return valueText(block);
-  if (hasToJSON(block)) return false;
-  const keys = Object.keys(block);
+  // A box, an instance or a null-prototype object is JSON.stringify's to write. Checked here,
+  // not by a shared helper, so that these loads see blocks' shapes only.
+  if (typeof block !== "object" || block === null || block.constructor !== Object)
+    return valueText(block);
+  const fields = block as Record<string, unknown>;
+  if (typeof fields.toJSON === "function") return false;
+  const keys = Object.keys(fields);
   // A tool's text, the most common block: one piece.
   if (keys.length === 2 && keys[0] === "type" && keys[1] === "text") {
-    const type = block.type;
-    const text = block.text;
+    const type = fields.type;
+    const text = fields.text;
     if (type === "text" && typeof text === "string" && isPlain(text))
       return `{"type":"text","text":"${text}"}`;
     const first = fieldText("type", type);
@@ -84,7 +83,7 @@ function blockText(block: unknown): string | undefined | false {
   }
   let text: string | undefined;
   for (const key of keys) {
-    const field = fieldText(key, block[key]);
+    const field = fieldText(key, fields[key]);
     if (field === false) return false;
     if (field === undefined) continue;
     text = text === undefined ? field : `${text},${field}`;
@@ -94,7 +93,8 @@ function blockText(block: unknown): string | undefined | false {
 
 /** The `content` field's text, or `false` where JSON.stringify must write the whole result. */
 function contentField(content: unknown): string | undefined | false {
-  if (!Array.isArray(content) || hasToJSON(content)) return fieldText("content", content);
+  if (!Array.isArray(content) || typeof (content as { toJSON?: unknown }).toJSON === "function")
+    return fieldText("content", content);
   let text = "";
   for (let i = 0; i < content.length; i++) {
     const block = blockText(content[i]);
@@ -113,7 +113,8 @@ function contentField(content: unknown): string | undefined | false {
  * The caller checks `result` itself for `toJSON`.
  */
 export function resultFields(result: Record<string, unknown>, skip?: string): string | undefined {
-  if (!isPlainObject(result)) return undefined;
+  // A box, an instance or a null-prototype object is JSON.stringify's to write.
+  if (result.constructor !== Object) return undefined;
   let text = "";
   for (const key of Object.keys(result)) {
     if (key === skip) continue;
