@@ -1,7 +1,7 @@
 import { ErrorCode, McpError } from "../protocol/errors.js";
 import type { JsonObject, RequestId } from "../protocol/messages.js";
 import { keptText } from "../utils/json-text.js";
-import { resultFields } from "../utils/result-json.js";
+import { hasToJSON, resultFields } from "../utils/result-json.js";
 import { type SseStream, sseHeaders } from "./streams/sse.js";
 import type { McpHttpResponse } from "./types.js";
 
@@ -84,7 +84,7 @@ export function serializeResult(
 ): { body: JsonObject; text: string } {
   const body: JsonObject = { jsonrpc: "2.0", id, result };
   // What a handler's hook (toJSON) or a non-object might turn into: the long way.
-  if (typeof result !== "object" || result === null || "toJSON" in result)
+  if (typeof result !== "object" || result === null || hasToJSON(result))
     return serializeResponse(body, id, onError);
   // An integer id (most are) is its own text: no call into the serialiser for it.
   const idText = typeof id === "number" && Number.isSafeInteger(id) ? `${id}` : JSON.stringify(id);

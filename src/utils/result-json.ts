@@ -32,7 +32,7 @@ function quoted(text: string): string {
 }
 
 /** Whether JSON.stringify would call `value`'s own `toJSON` (an object's or a BigInt's). */
-function hasToJSON(value: unknown): boolean {
+export function hasToJSON(value: unknown): boolean {
   const type = typeof value;
   if (type !== "object" && type !== "function" && type !== "bigint") return false;
   return value !== null && typeof (value as { toJSON?: unknown }).toJSON === "function";

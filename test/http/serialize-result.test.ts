@@ -73,6 +73,15 @@ describe("serializeResult", () => {
   it("should honour a result's toJSON and take arrays as they are", () => {
     const custom = { _meta: meta, toJSON: () => ({ replaced: true }) } as unknown as JsonObject;
     expect(serializeResult(custom, 3, () => {}).text).toBe(plain(custom, 3));
+    // Found as JSON.stringify finds it (a Get): a proxy that gives one without a `has` trap.
+    const proxied = new Proxy(
+      { content: [], _meta: meta },
+      {
+        get: (target, key) =>
+          key === "toJSON" ? () => ({ replaced: 1 }) : Reflect.get(target, key),
+      },
+    ) as unknown as JsonObject;
+    expect(serializeResult(proxied, 3, () => {}).text).toBe(plain(proxied, 3));
     const list = [1, "two"] as unknown as JsonObject;
     expect(serializeResult(list, 4, () => {}).text).toBe(plain(list, 4));
   });
