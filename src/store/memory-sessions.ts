@@ -127,6 +127,7 @@ export function memorySessions(idleMs: number): SessionStore & { sweep(): void }
     async get(id, how) {
       return use(id, how)?.record;
     },
+    getNow: (id, how) => use(id, how)?.record,
     async update(id, patch) {
       const entry = sessions.get(id);
       if (entry) Object.assign(entry.record, patch, { revision: (entry.record.revision ?? 0) + 1 });

@@ -70,3 +70,35 @@ describe("memoryStore sessions created again under a live id", () => {
     await store.close();
   });
 });
+
+describe("memoryStore sessions read at once (getNow)", () => {
+  const record = (id: string, client: string): SessionRecord => ({
+    id,
+    protocolVersion: "2025-11-25",
+    clientInfo: { name: "client", version: "1.0.0" },
+    capabilities: {},
+    subscriptions: [],
+    principal: "",
+    createdAt: Date.now(),
+    client,
+  });
+
+  it("should answer as get does, not in a promise: the record, its use and its mark", async () => {
+    const store = memoryStore({ sessionIdleMs: 60_000 });
+    const sessions = store.sessions;
+    await sessions.create(record("a", "alice"), 10);
+    await sessions.create(record("b", "alice"), 10);
+    const read = sessions.getNow!("a", { client: "alice", activeFor: "p1" });
+    expect(read).toEqual(await sessions.get("a"));
+    expect(read).toMatchObject({ id: "a", client: "alice", revision: 0 });
+    // The use made a the client's most recent, and the mark holds.
+    expect(await sessions.ofClient("alice")).toEqual(["b", "a"]);
+    expect(await sessions.activeOwners("a")).toEqual(["p1"]);
+    await sessions.update("a", { logLevel: "error" });
+    expect(sessions.getNow!("a")).toMatchObject({ logLevel: "error", revision: 1 });
+    expect(sessions.getNow!("unknown", { activeFor: "p1" })).toBeUndefined();
+    await sessions.delete("a");
+    expect(sessions.getNow!("a")).toBeUndefined();
+    await store.close();
+  });
+});

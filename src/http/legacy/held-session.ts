@@ -34,6 +34,8 @@ export interface HeldSessionOptions {
   /** Longest wait for the client's answer to a server request. */
   requestTimeoutMs: number;
   onError: (error: unknown) => void;
+  /** Hears each held session's remote events, before its {@link HeldSession.onRemote} ones. */
+  onRemote?: (held: HeldSession, event: RemoteEvent) => void;
 }
 
 /**
@@ -41,21 +43,21 @@ export interface HeldSessionOptions {
  * an answer, and the client requests still running. Created when first needed and dropped once
  * idle, so an idle session costs only its record. It listens on the session's bus channel, so
  * a reply, a cancellation or a subscription change posted to any process reaches it; the end of
- * the session and a take-over of its GET stream go to the listeners of {@link onRemote}.
+ * the session and a take-over of its GET stream go to `options.onRemote`, then {@link onRemote}'s.
  */
 export class HeldSession {
   readonly sessionId: string;
   #streams: Map<string, LegacyStream> | undefined;
   #pending: PendingRequests<JsonObject> | undefined;
-  /** Its client requests running here (a map made for the first). */
+  /** Its client requests running here. */
   readonly #running = new RunningRequests();
-  // Made when first needed.
   #listeners: Set<(event: RemoteEvent) => void> | undefined;
   readonly #options: HeldSessionOptions;
   #standalone: LegacyStream | undefined;
   #subscriptions: ReadonlySet<string>;
   #unsubscribe: Promise<(() => Promise<void>) | undefined> | undefined;
   #nextRequest = 0;
+  #closed = false; // Once closed, remote events reach no listener.
 
   constructor(sessionId: string, subscriptions: string[], options: HeldSessionOptions) {
     this.sessionId = sessionId;
@@ -264,7 +266,7 @@ export class HeldSession {
     }
     this.#streams?.clear();
     this.#standalone = undefined;
-    this.#listeners?.clear();
+    this.#closed = true;
     void this.#unsubscribe?.then((unsubscribe) => unsubscribe?.()).catch(this.#options.onError);
   }
 
@@ -290,6 +292,8 @@ export class HeldSession {
       case "subs-ok":
         break;
       default:
+        if (this.#closed) break;
+        this.#options.onRemote?.(this, message);
         for (const listener of [...(this.#listeners ?? [])]) listener(message);
     }
   }

@@ -141,7 +141,6 @@ function legacyTransport(
   abort: LazyAbort,
   stream: () => LegacyStream,
 ): TransportContext {
-  const ask = host.request?.bind(host);
   return {
     era: "legacy",
     protocolVersion: peer.protocolVersion,
@@ -158,9 +157,10 @@ function legacyTransport(
       if (!abort.aborted) stream().send(notification);
     },
     writable: () => stream().writable(),
-    request: ask
+    // Called on the host, not bound to it: a plain call makes no bound function.
+    request: host.request
       ? async (method, params, signal, _key, onSent) => {
-          const answer = await ask(stream(), method, params, signal, onSent);
+          const answer = await host.request!(stream(), method, params, signal, onSent);
           const tooDeep = answerDepthError(method, answer);
           if (tooDeep) throw tooDeep;
           return answer;

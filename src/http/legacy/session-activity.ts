@@ -68,8 +68,7 @@ export class SessionActivity {
   }
 
   #unmark(sessionId: string): void {
-    this.#store
-      .unmarkActive(sessionId, this.#owner)
-      .catch((error: unknown) => this.#onError(error));
+    // One handler for every unmark: a request's release makes no closure.
+    this.#store.unmarkActive(sessionId, this.#owner).catch(this.#onError);
   }
 }

@@ -46,9 +46,16 @@ export class SessionCache {
    * false reads without caching: a notification alone does not make a session warm. `use` goes
    * with the read or the touch, in the same round trip.
    */
-  get(id: string, keep = true, use?: SessionUse): Promise<SessionRecord | undefined> {
-    // An in-process bus means an in-process store: reading it costs no round trip.
-    return this.#bus.epoch ? this.#getShared(id, keep, use) : this.#store.get(id, use);
+  get(
+    id: string,
+    keep = true,
+    use?: SessionUse,
+  ): SessionRecord | undefined | Promise<SessionRecord | undefined> {
+    if (this.#bus.epoch) return this.#getShared(id, keep, use);
+    // An in-process bus means an in-process store: reading it costs no round trip, and where
+    // the store can, no async step either.
+    const store = this.#store;
+    return store.getNow ? store.getNow(id, use) : store.get(id, use);
   }
 
   async #getShared(

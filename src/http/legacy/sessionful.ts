@@ -104,7 +104,8 @@ export class SessionfulLegacy implements LegacyEra {
       const holds = keep && !isSessionMethod(sorted.request.method) && !this.#sessions.draining;
       const client = this.#core.clientOf(req, caller.auth);
       const found = { keep, client, holds };
-      const record = await this.#sessions.find(sessionId, principalKey(caller.auth), found);
+      const finding = this.#sessions.find(sessionId, principalKey(caller.auth), found);
+      const record = isThenable(finding) ? await finding : finding;
       if (!record) return sessionError(404, "Session not found", id);
       switch (sorted.kind) {
         case "reply":

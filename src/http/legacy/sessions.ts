@@ -11,8 +11,9 @@ import { Presence } from "./presence.js";
 import { type RemoteContext, routeReply, tellHolder } from "./remote-session.js";
 import { SessionActivity } from "./session-activity.js";
 import { SessionCache } from "./session-cache.js";
+import { type Found, type SessionRead, SessionReads } from "./session-reads.js";
 import { newSessionRecord } from "./session-record.js";
-import { fromStore, StoreUnavailable } from "./store-outage.js";
+import { fromStore } from "./store-outage.js";
 import type { LegacyStream } from "./stream.js";
 import type { LegacySettings } from "./types.js";
 
@@ -33,6 +34,7 @@ export class Sessions {
   /** The change sinks of the GET streams held here, by session: their removal. */
   readonly #sinks = new Map<string, () => void>();
   readonly #cache: SessionCache;
+  readonly #reads: SessionReads;
   /** This process's marks on the sessions it is busy with. */
   readonly #activity: SessionActivity;
   readonly #onRemote: (held: HeldSession, event: RemoteEvent) => void;
@@ -71,6 +73,7 @@ export class Sessions {
       Math.min(settings.maxSessions, 10_000),
       (error) => core.reportError(error),
     );
+    this.#reads = new SessionReads(this.#cache, this.#activity, this.presence);
   }
 
   /** This process, for telling its own bus messages from others'. */
@@ -104,31 +107,8 @@ export class Sessions {
    * `client` makes it that client's most recently used. A request that will `hold` the session
    * (`holds`) marks it active in the same read, and must call {@link hold} once found.
    */
-  async find(
-    sessionId: string,
-    principal: string,
-    request: { keep?: boolean; client?: string | undefined; holds?: boolean } = {},
-  ): Promise<SessionRecord | undefined> {
-    const { keep = true, client, holds = false } = request;
-    const use = { client, activeFor: holds ? this.processId : undefined };
-    // One async step for the whole read: a warm request's answer waits on no other promise.
-    if (holds) this.#activity.reading(sessionId);
-    let found: SessionRecord | undefined;
-    try {
-      const reading = this.#cache.get(sessionId, keep, use);
-      // A mark counts only while its owner is present: the first one waits for the presence.
-      const record =
-        holds && !this.presence.known
-          ? (await Promise.all([reading, this.presence.ensure()]))[0]
-          : await reading;
-      // Another principal presenting the id gets the same answer as an unknown session (§5).
-      if (record?.principal === principal) found = record;
-    } catch (error) {
-      throw new StoreUnavailable(error);
-    } finally {
-      if (holds && found === undefined) this.#activity.readFailed(sessionId);
-    }
-    return found;
+  find(sessionId: string, principal: string, request?: SessionRead): Found {
+    return this.#reads.find(sessionId, principal, request);
   }
 
   /** Opens a session for an `initialize`; returns its id. */
@@ -183,10 +163,10 @@ export class Sessions {
       present: () => this.presence.ensure(),
       requestTimeoutMs: this.#settings.requestTimeoutMs,
       onError: (error) => this.#core.reportError(error),
+      // One listener for every session, not one made on each hold.
+      onRemote: this.#onRemote,
     };
     held = new HeldSession(record.id, record.subscriptions, this.#heldOptions);
-    const created = held;
-    held.onRemote((event) => this.#onRemote(created, event));
     this.#held.set(record.id, held);
     return held;
   }

@@ -41,7 +41,9 @@ describe("SessionCache, with another process's messages late", () => {
       throw error;
     });
     await store.create(record("s1"), 100);
-    await expect.poll(() => cache.get("s1").then((r) => r?.logLevel === undefined)).toBe(true);
+    await expect
+      .poll(() => Promise.resolve(cache.get("s1")).then((r) => r?.logLevel === undefined))
+      .toBe(true);
     const reads = vi.spyOn(store, "get");
     // Warm: one touch, no read.
     expect((await cache.get("s1"))?.id).toBe("s1");
@@ -65,7 +67,7 @@ describe("SessionCache, with another process's messages late", () => {
       throw error;
     });
     await store.create(record("s2"), 100);
-    await expect.poll(() => cache.get("s2").then((r) => r?.id)).toBe("s2");
+    await expect.poll(() => Promise.resolve(cache.get("s2")).then((r) => r?.id)).toBe("s2");
     await store.delete("s2");
     expect(await cache.get("s2")).toBeUndefined();
     await cache.close();
