@@ -13,6 +13,8 @@ const NO_SUBSCRIPTIONS: ReadonlySet<string> = new Set();
 
 /** A session's resource subscriptions as a set; most have none, and share one empty set. */
 export function subscriptionSet(uris: Iterable<string>): ReadonlySet<string> {
+  // A session's record holds an array: an empty one makes no set at all.
+  if (Array.isArray(uris) && uris.length === 0) return NO_SUBSCRIPTIONS;
   const set = new Set(uris);
   return set.size === 0 ? NO_SUBSCRIPTIONS : set;
 }
