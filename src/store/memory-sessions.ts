@@ -1,4 +1,5 @@
 import { type Link, LinkedList } from "../utils/linked-list.js";
+import { answersAtOnce } from "./read-at-once.js";
 import type { EventLog, LoggedEvent, SessionRecord, SessionStore, SessionUse } from "./types.js";
 
 interface Entry {
@@ -113,6 +114,9 @@ export function memorySessions(idleMs: number): SessionStore & { sweep(): void }
     if (how.activeFor !== undefined) mark(entry, how.activeFor);
     return entry;
   };
+  const get = async (id: string, how?: SessionUse) => use(id, how)?.record;
+  // A warm legacy request reads its session without an async step (see read-at-once.ts).
+  answersAtOnce(get, (id, how) => use(id, how)?.record);
   return {
     idleMs,
     sweep,
@@ -124,10 +128,7 @@ export function memorySessions(idleMs: number): SessionStore & { sweep(): void }
       sessions.set(record.id, { record: stored, seen: Date.now(), ...orders.add(stored) });
       return evicted;
     },
-    async get(id, how) {
-      return use(id, how)?.record;
-    },
-    getNow: (id, how) => use(id, how)?.record,
+    get,
     async update(id, patch) {
       const entry = sessions.get(id);
       if (entry) Object.assign(entry.record, patch, { revision: (entry.record.revision ?? 0) + 1 });

@@ -28,7 +28,10 @@ export interface SessionRecord {
 
 /** What a request's read or touch of a session also records, in the same round trip. */
 export interface SessionUse {
-  /** The requesting client: the session becomes its most recently used if it is the record's. */
+  /**
+   * The requesting client: when it is the session's own (its record's `client`), the session
+   * becomes that client's most recently used.
+   */
   client?: string;
   /** Marks the session active for this owner (a process id), as {@link SessionStore.markActive}. */
   activeFor?: string;
@@ -46,8 +49,6 @@ export interface SessionStore {
   create(record: SessionRecord, maxSessions: number): Promise<string[]>;
   /** The live session, its idle clock reset; undefined when unknown, expired or deleted. */
   get(id: string, use?: SessionUse): Promise<SessionRecord | undefined>;
-  /** Only a store in this process has it: {@link get} answered at once, not in a promise. */
-  getNow?(id: string, use?: SessionUse): SessionRecord | undefined;
   /** Changes the mutable fields of a live session. */
   update(
     id: string,

@@ -141,6 +141,36 @@ describe("legacy options", () => {
     await mcp.close();
   });
 
+  it("should read sessions through a store's own get when a wrapper spreads the memory store's", async () => {
+    const store = memoryStore();
+    let down = false;
+    const { sessions } = store;
+    // Spread: the wrapper carries every other method of the memory store, but its own get.
+    const wrapped = {
+      ...store,
+      sessions: {
+        ...sessions,
+        get: (id: string, use?: Parameters<typeof sessions.get>[1]) =>
+          down ? Promise.reject(new Error("store down")) : sessions.get(id, use),
+      },
+    };
+    const errors: unknown[] = [];
+    const mcp = createMcpHandler(createFixtureServer(), {
+      secret: "s",
+      store: wrapped,
+      onError: (e) => errors.push(e),
+    });
+    const send = (await mount("fetch", mcp)).send;
+    const session = await openSession(send);
+    expect((await legacyCall(send, session, "ping")).status).toBe(200);
+    down = true;
+    expect((await legacyCall(send, session, "ping")).status).toBe(503);
+    expect(errors.some((e) => (e as Error).message === "store down")).toBe(true);
+    down = false;
+    expect((await legacyCall(send, session, "ping")).status).toBe(200);
+    await mcp.close();
+  });
+
   it("should let go of a GET stream whose client left once its session expires", async () => {
     const mcp = createMcpHandler(createFixtureServer(), {
       secret: "s",

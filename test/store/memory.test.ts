@@ -1,5 +1,6 @@
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { memoryStore } from "../../src/store/memory.js";
+import { readAtOnce } from "../../src/store/read-at-once.js";
 import { compareSeq, type SessionRecord } from "../../src/store/types.js";
 import { CONTRACT_OPTIONS, describeStoreContract } from "./contract.js";
 
@@ -71,7 +72,7 @@ describe("memoryStore sessions created again under a live id", () => {
   });
 });
 
-describe("memoryStore sessions read at once (getNow)", () => {
+describe("memoryStore sessions read at once", () => {
   const record = (id: string, client: string): SessionRecord => ({
     id,
     protocolVersion: "2025-11-25",
@@ -86,19 +87,29 @@ describe("memoryStore sessions read at once (getNow)", () => {
   it("should answer as get does, not in a promise: the record, its use and its mark", async () => {
     const store = memoryStore({ sessionIdleMs: 60_000 });
     const sessions = store.sessions;
+    const now = readAtOnce(sessions.get)!;
     await sessions.create(record("a", "alice"), 10);
     await sessions.create(record("b", "alice"), 10);
-    const read = sessions.getNow!("a", { client: "alice", activeFor: "p1" });
+    const read = now("a", { client: "alice", activeFor: "p1" });
     expect(read).toEqual(await sessions.get("a"));
     expect(read).toMatchObject({ id: "a", client: "alice", revision: 0 });
     // The use made a the client's most recent, and the mark holds.
     expect(await sessions.ofClient("alice")).toEqual(["b", "a"]);
     expect(await sessions.activeOwners("a")).toEqual(["p1"]);
     await sessions.update("a", { logLevel: "error" });
-    expect(sessions.getNow!("a")).toMatchObject({ logLevel: "error", revision: 1 });
-    expect(sessions.getNow!("unknown", { activeFor: "p1" })).toBeUndefined();
+    expect(now("a")).toMatchObject({ logLevel: "error", revision: 1 });
+    expect(now("unknown", { activeFor: "p1" })).toBeUndefined();
     await sessions.delete("a");
-    expect(sessions.getNow!("a")).toBeUndefined();
+    expect(now("a")).toBeUndefined();
     await store.close();
+  });
+
+  it("should have no read at once for a get that is not the store's own", () => {
+    const store = memoryStore();
+    const sessions = store.sessions;
+    expect(readAtOnce(sessions.get)).toBeDefined();
+    expect(readAtOnce({ ...sessions }.get)).toBeDefined();
+    expect(readAtOnce({ ...sessions, get: (id: string) => sessions.get(id) }.get)).toBeUndefined();
+    expect(readAtOnce(memoryStore().sessions.get)).not.toBe(readAtOnce(sessions.get));
   });
 });

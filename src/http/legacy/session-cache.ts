@@ -1,4 +1,5 @@
 import { publish, subscribe } from "../../store/channels.js";
+import { readAtOnce } from "../../store/read-at-once.js";
 import type { EventBus, SessionRecord, SessionStore, SessionUse } from "../../store/types.js";
 import { LegacyChannels } from "./channels.js";
 
@@ -53,9 +54,10 @@ export class SessionCache {
   ): SessionRecord | undefined | Promise<SessionRecord | undefined> {
     if (this.#bus.epoch) return this.#getShared(id, keep, use);
     // An in-process bus means an in-process store: reading it costs no round trip, and where
-    // the store can, no async step either.
+    // the store's own `get` is in place, no async step either.
     const store = this.#store;
-    return store.getNow ? store.getNow(id, use) : store.get(id, use);
+    const now = readAtOnce(store.get);
+    return now ? now(id, use) : store.get(id, use);
   }
 
   async #getShared(

@@ -17,8 +17,9 @@ export type Found = SessionRecord | undefined | Promise<SessionRecord | undefine
 
 /**
  * Reads sessions for requests: through the cache, marking a session active for a request that
- * will hold it (see {@link SessionActivity}), and answering only its own principal. An in-process
- * store answers at once, with no async step; a shared one takes one, its round trip.
+ * will hold it (see {@link SessionActivity}), and answering only its own principal. The memory
+ * store's own `get` is answered at once (see read-at-once.ts), other reads in a promise; so is
+ * a marking read made before this process is known to be present, which waits for that.
  */
 export class SessionReads {
   readonly #cache: SessionCache;

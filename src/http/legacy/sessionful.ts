@@ -80,8 +80,9 @@ export class SessionfulLegacy implements LegacyEra {
   }
 
   /**
-   * Serves a POST. A warm request takes one async step, its session's read: what runs after it
-   * answers at once when the handler does.
+   * Serves a POST. A warm request takes at most one async step, its session's read (none on the
+   * memory store once this process is present): what runs after it answers at once when the
+   * handler does.
    */
   async post(
     req: McpHttpRequest,
