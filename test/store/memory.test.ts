@@ -44,18 +44,19 @@ describe("memoryStore feeds", () => {
   });
 });
 
-describe("memoryStore sessions created again under a live id", () => {
-  const record = (id: string, client: string): SessionRecord => ({
-    id,
-    protocolVersion: "2025-11-25",
-    clientInfo: { name: "client", version: "1.0.0" },
-    capabilities: {},
-    subscriptions: [],
-    principal: "",
-    createdAt: Date.now(),
-    client,
-  });
+/** A session record of `client`, for the sessions' own tests. */
+const record = (id: string, client: string): SessionRecord => ({
+  id,
+  protocolVersion: "2025-11-25",
+  clientInfo: { name: "client", version: "1.0.0" },
+  capabilities: {},
+  subscriptions: [],
+  principal: "",
+  createdAt: Date.now(),
+  client,
+});
 
+describe("memoryStore sessions created again under a live id", () => {
   it("should replace the old record in every order, as the newest", async () => {
     const store = memoryStore();
     await store.sessions.create(record("a", "alice"), 10);
@@ -73,17 +74,6 @@ describe("memoryStore sessions created again under a live id", () => {
 });
 
 describe("memoryStore sessions read at once", () => {
-  const record = (id: string, client: string): SessionRecord => ({
-    id,
-    protocolVersion: "2025-11-25",
-    clientInfo: { name: "client", version: "1.0.0" },
-    capabilities: {},
-    subscriptions: [],
-    principal: "",
-    createdAt: Date.now(),
-    client,
-  });
-
   it("should answer as get does, not in a promise: the record, its use and its mark", async () => {
     const store = memoryStore({ sessionIdleMs: 60_000 });
     const sessions = store.sessions;
