@@ -114,9 +114,9 @@ export function memorySessions(idleMs: number): SessionStore & { sweep(): void }
     if (how.activeFor !== undefined) mark(entry, how.activeFor);
     return entry;
   };
-  const get = async (id: string, how?: SessionUse) => use(id, how)?.record;
-  // A warm legacy request reads its session without an async step (see read-at-once.ts).
-  answersAtOnce(get, (id, how) => use(id, how)?.record);
+  const read = (id: string, how?: SessionUse) => use(id, how)?.record;
+  const get = async (id: string, how?: SessionUse) => read(id, how);
+  answersAtOnce(get, read); // a warm legacy request's read takes no async step
   return {
     idleMs,
     sweep,

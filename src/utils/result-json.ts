@@ -93,8 +93,7 @@ function blockText(block: unknown): string | undefined | false {
 
 /** The `content` field's text, or `false` where JSON.stringify must write the whole result. */
 function contentField(content: unknown): string | undefined | false {
-  if (!Array.isArray(content) || typeof (content as { toJSON?: unknown }).toJSON === "function")
-    return fieldText("content", content);
+  if (!Array.isArray(content) || hasToJSON(content)) return fieldText("content", content);
   let text = "";
   for (let i = 0; i < content.length; i++) {
     const block = blockText(content[i]);

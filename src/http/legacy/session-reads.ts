@@ -40,8 +40,7 @@ export class SessionReads {
     try {
       reading = this.#cache.get(sessionId, keep, use);
     } catch (error) {
-      if (holds) this.#activity.readFailed(sessionId);
-      throw new StoreUnavailable(error);
+      this.#failed(sessionId, holds, error);
     }
     // A mark counts only while its owner is present: the first one waits for the presence.
     if (isThenable(reading) || (holds && !this.#presence.known))
@@ -62,10 +61,15 @@ export class SessionReads {
           ? (await Promise.all([reading, this.#presence.ensure()]))[0]
           : await reading;
     } catch (error) {
-      if (holds) this.#activity.readFailed(sessionId);
-      throw new StoreUnavailable(error);
+      this.#failed(sessionId, holds, error);
     }
     return this.#owned(sessionId, principal, holds, record);
+  }
+
+  /** A read that failed: its mark no longer pending, and the store's outage for the caller. */
+  #failed(sessionId: string, holds: boolean, error: unknown): never {
+    if (holds) this.#activity.readFailed(sessionId);
+    throw new StoreUnavailable(error);
   }
 
   /** The record if the principal's; a marking read that found none says so. */
